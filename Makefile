@@ -1,0 +1,60 @@
+# The two commands a newcomer runs: `make serve` and `make test`. Every target creates or reuses
+# .venv and installs what it needs, so a fresh clone just works.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+ATENTO_HOST ?= 127.0.0.1
+ATENTO_PORT ?= 8000
+MODEL_DIR ?= models/normalize/1
+CHECKPOINT ?= runs/normalize
+
+# The recipe of the bundled model (models/normalize/1); `make train` reproduces it.
+TRAIN_FLAGS ?= --out $(CHECKPOINT) --steps 10000 --batch-size 64 --d-model 128 --d-ff 512 --n-heads 4 \
+	--dropout 0 --learning-rate 0.0015 --warmup-steps 500 --valid-every 1000 --checkpoint-every 1000 \
+	--max-length 96 --seed 0
+
+.PHONY: serve test train evaluate export bench loadtest lint clean-venv
+
+$(PY):
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+
+# The service alone: no torch (the Docker image installs exactly this).
+$(VENV)/.service-installed: pyproject.toml | $(PY)
+	$(PY) -m pip install --quiet -e ".[service]"
+	touch $@
+
+# Everything: training, export, service, tests, benchmarks.
+$(VENV)/.dev-installed: pyproject.toml | $(PY)
+	$(PY) -m pip install --quiet -e ".[service,train,export,test,bench]"
+	touch $@ $(VENV)/.service-installed
+
+serve: $(VENV)/.service-installed
+	ATENTO_HOST=$(ATENTO_HOST) ATENTO_PORT=$(ATENTO_PORT) $(PY) -m service --model-dir $(MODEL_DIR)
+
+test: $(VENV)/.dev-installed
+	@if [ "$$(id -u)" = 0 ]; then bash deploy/install-apt.sh; \
+	else echo "not root: skipping Debian packages (promtool, chromium); CI installs them"; fi
+	$(PY) -m pytest
+
+train: $(VENV)/.dev-installed
+	$(PY) -m model.train $(TRAIN_FLAGS)
+	$(PY) -m model.evaluate --checkpoint $(CHECKPOINT)
+
+evaluate: $(VENV)/.dev-installed
+	$(PY) -m model.evaluate --checkpoint $(CHECKPOINT)
+
+export: $(VENV)/.dev-installed
+	$(PY) -m export --checkpoint $(CHECKPOINT) --out $(MODEL_DIR)
+
+bench: $(VENV)/.dev-installed
+	$(PY) -m bench
+
+loadtest: $(VENV)/.dev-installed
+	$(PY) deploy/loadtest/run.py
+
+lint: $(VENV)/.dev-installed
+	$(PY) -m ruff check model export service tests
+
+clean-venv:
+	rm -rf $(VENV)

@@ -1,0 +1,63 @@
+"""`python -m export --checkpoint runs/normalize --out models/normalize/1`: write a model directory
+(docs/model-directory.md). Exit 2 with one line on a bad checkpoint or target, 1 on failed parity.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import logging
+import sys
+from collections.abc import Sequence
+
+import torch
+
+from export.build import ParityError, build_model_directory
+from export.config import ExportConfig
+from model.checkpoint import CheckpointError
+
+
+def parse_args(argv: Sequence[str] | None = None) -> tuple[ExportConfig, bool]:
+    parser = argparse.ArgumentParser(prog="python -m export", description=__doc__)
+    for f in dataclasses.fields(ExportConfig):
+        flag = "--" + f.name.replace("_", "-")
+        if isinstance(f.default, bool):
+            parser.add_argument(flag, action=argparse.BooleanOptionalAction, default=f.default)
+        elif isinstance(f.default, tuple):
+            parser.add_argument(flag, type=int, nargs="+", default=list(f.default))
+        else:
+            parser.add_argument(flag, type=type(f.default), default=f.default)
+    parser.add_argument("--force", action="store_true", help="replace an existing model directory")
+    parser.add_argument("--threads", type=int, default=0, help="torch threads; 0 = torch's default")
+    args = vars(parser.parse_args(argv))
+    names = {f.name for f in dataclasses.fields(ExportConfig)}
+    values = {k: tuple(v) if isinstance(v, list) else v for k, v in args.items() if k in names}
+    if args["threads"]:
+        torch.set_num_threads(args["threads"])
+    return ExportConfig(**values), bool(args["force"])
+
+
+def one_line(error: BaseException) -> str:
+    return " ".join(str(error).split())
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    config, force = parse_args(argv)
+    # WARNING for the libraries (the quantizer logs every node at INFO), INFO for our own progress.
+    logging.basicConfig(level=logging.WARNING, format="%(message)s", stream=sys.stderr)
+    logging.getLogger("export").setLevel(logging.INFO)
+    try:
+        result = build_model_directory(config, replace=force)
+    except (CheckpointError, FileExistsError, ValueError) as error:
+        sys.stderr.write(f"error: {one_line(error)}\n")
+        return 2
+    except ParityError as error:
+        sys.stderr.write(f"error: {one_line(error)}\n")
+        return 1
+    logging.getLogger(__name__).info("wrote %s (variants: %s)", result.directory,
+                                     ", ".join(result.manifest["variants"]))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

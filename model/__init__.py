@@ -1,0 +1,1 @@
+"""PyTorch side of atento: the transformer, its tokenizer, task data, training and reference decoding."""

@@ -1,0 +1,124 @@
+"""`python -m model.evaluate`: exact match per category, chrF and BLEU (sacrebleu) of a checkpoint
+on the held-out test split (or a TSV of pairs), with greedy or beam-search decoding.
+Writes the scores to CHECKPOINT/evaluation.json, which the export copies into the manifest.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import sacrebleu
+import torch
+
+from model.checkpoint import Checkpoint, load_checkpoint
+from model.data import CATEGORIES, Example, generate_examples, read_pairs_tsv
+from model.decoding import beam_search, greedy_decode
+from model.tokenizer import Tokenizer
+
+EVALUATION_FILE = "evaluation.json"
+
+
+@dataclass(frozen=True)
+class Prediction:
+    example: Example
+    output: str
+
+
+def test_examples(per_category: int, seed: int) -> list[Example]:
+    """A held-out set with `per_category` examples of every category, disjoint from training."""
+    wanted: dict[str, list[Example]] = defaultdict(list)
+    attempt = 0
+    while any(len(wanted[c]) < per_category for c in CATEGORIES):
+        for example in generate_examples(len(CATEGORIES) * per_category, seed=seed + attempt, split="test"):
+            if len(wanted[example.category]) < per_category:
+                wanted[example.category].append(example)
+        attempt += 1
+        if attempt > 50:
+            raise RuntimeError(f"the generator does not produce every category: {dict(wanted)}")
+    return [e for c in CATEGORIES for e in wanted[c]]
+
+
+def predict(
+    checkpoint: Checkpoint, tokenizer: Tokenizer, examples: Sequence[Example], *, num_beams: int, batch_size: int = 64
+) -> list[Prediction]:
+    model = checkpoint.model.eval()
+    max_new_tokens = checkpoint.config.max_positions - 1
+    sources = [tokenizer.encode(e.source) + [tokenizer.eos_id] for e in examples]
+    outputs: list[list[int]] = []
+    if num_beams > 1:
+        outputs = [
+            list(beam_search(model, s, num_beams=num_beams, max_new_tokens=max_new_tokens).tokens) for s in sources
+        ]
+    else:
+        # Sorting by length keeps padding small; the order is restored below.
+        order = sorted(range(len(sources)), key=lambda i: len(sources[i]))
+        decoded: dict[int, list[int]] = {}
+        for start in range(0, len(order), batch_size):
+            chunk = order[start : start + batch_size]
+            for index, hypothesis in zip(chunk, greedy_decode(model, [sources[i] for i in chunk], max_new_tokens=max_new_tokens)):
+                decoded[index] = list(hypothesis.tokens)
+        outputs = [decoded[i] for i in range(len(sources))]
+    return [Prediction(e, tokenizer.decode(o)) for e, o in zip(examples, outputs)]
+
+
+def score(predictions: Sequence[Prediction]) -> dict[str, object]:
+    by_category: dict[str, list[bool]] = defaultdict(list)
+    for p in predictions:
+        by_category[p.example.category].append(p.output == p.example.target)
+    hypotheses = [p.output for p in predictions]
+    references = [[p.example.target for p in predictions]]
+    return {
+        "exact_match": {c: sum(v) / len(v) for c, v in sorted(by_category.items())},
+        "exact_match_overall": sum(p.output == p.example.target for p in predictions) / len(predictions),
+        "examples_per_category": {c: len(v) for c, v in sorted(by_category.items())},
+        "chrf": sacrebleu.corpus_chrf(hypotheses, references).score,
+        "bleu": sacrebleu.corpus_bleu(hypotheses, references).score,
+    }
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m model.evaluate", description=__doc__)
+    parser.add_argument("--checkpoint", default="runs/normalize", help="checkpoint directory")
+    parser.add_argument("--data", help="pairs.tsv to evaluate on instead of the generated test split")
+    parser.add_argument("--per-category", type=int, default=300, help="test examples per category")
+    parser.add_argument("--seed", type=int, default=12345)
+    parser.add_argument("--num-beams", type=int, default=1)
+    parser.add_argument("--threads", type=int, default=0)
+    parser.add_argument("--errors", type=int, default=5, help="wrong outputs to show per category")
+    parser.add_argument("--no-write", action="store_true", help=f"don't write {EVALUATION_FILE}")
+    args = parser.parse_args(argv)
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    checkpoint = load_checkpoint(args.checkpoint)
+    tokenizer = Tokenizer.from_file(checkpoint.tokenizer_path)
+    examples = read_pairs_tsv(Path(args.data)) if args.data else test_examples(args.per_category, args.seed)
+    started = time.perf_counter()
+    predictions = predict(checkpoint, tokenizer, examples, num_beams=args.num_beams)
+    scores = score(predictions)
+    scores.update(
+        decoding="beam" if args.num_beams > 1 else "greedy",
+        num_beams=args.num_beams,
+        seconds=round(time.perf_counter() - started, 1),
+        test_set=args.data or f"generated split=test seed={args.seed} per_category={args.per_category}",
+        step=checkpoint.metadata.get("step"),
+    )
+    shown: dict[str, int] = defaultdict(int)
+    for p in predictions:
+        if p.output != p.example.target and shown[p.example.category] < args.errors:
+            shown[p.example.category] += 1
+            sys.stderr.write(f"[{p.example.category}] {p.example.source!r}\n  want {p.example.target!r}\n  got  {p.output!r}\n")
+    sys.stdout.write(json.dumps(scores, indent=2) + "\n")
+    if not args.no_write and not args.data:
+        (checkpoint.directory / EVALUATION_FILE).write_text(json.dumps(scores, indent=2) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,292 @@
+"""`python -m model.train`: train the transformer on the bundled normalization task or on your own
+pairs (`--data pairs.tsv`), with any of the three tasks. Seeded and deterministic: batch k and its
+dropout depend only on (seed, k), so a resumed run reproduces the same losses.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import hashlib
+import json
+import math
+import random
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+import torch.nn.functional as F
+from tqdm import tqdm
+
+from model.checkpoint import TOKENIZER, load_checkpoint, restore_optimizer, save_checkpoint
+from model.config import ModelConfig
+from model.data import DataError, Example, generate_examples, read_pairs_tsv
+from model.decoding import greedy_decode
+from model.tasks import TASKS, TokenPair, make_pairs
+from model.tokenizer import Tokenizer, train_tokenizer
+from model.transformer import Transformer
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    out: str = "runs/normalize"  # checkpoint directory
+    task: str = "seq2seq"  # one of TASKS
+    data: str | None = None  # pairs.tsv; None = the bundled normalization generator
+    steps: int = 6000
+    batch_size: int = 64  # sequences per step
+    learning_rate: float = 1e-3  # peak, reached at the end of warm-up
+    warmup_steps: int = 400
+    weight_decay: float = 0.01
+    label_smoothing: float = 0.1
+    clip_norm: float = 1.0
+    seed: int = 0
+    vocab_size: int = 2000  # tokenizer size when one is trained
+    tokenizer_corpus: int = 60000  # examples the tokenizer is trained on
+    valid_every: int = 500
+    valid_size: int = 256
+    checkpoint_every: int = 500
+    max_length: int = 128  # tokens per side, EOS included; longer examples are an error
+    threads: int = 0  # torch threads; 0 = torch's default
+    device: str = "auto"  # auto = cuda when present
+    resume: bool = False
+    stop_after: int | None = None  # stop (with a checkpoint) after this step, for tests of resume
+
+
+def learning_rate_factor(step: int, warmup: int) -> float:
+    """Linear warm-up, then inverse square-root decay (Vaswani et al., 2017, section 5.3)."""
+    step = max(step, 1)
+    return min(step / warmup, math.sqrt(warmup / step))
+
+
+def stable_bucket(text: str, buckets: int = 100) -> int:
+    return int.from_bytes(hashlib.sha256(text.encode()).digest()[:4], "big") % buckets
+
+
+class PairSource:
+    """Where examples come from: the bundled generator (fresh examples every step) or a TSV file
+    (reshuffled every epoch). Both are pure functions of (seed, step)."""
+
+    def __init__(self, config: TrainConfig) -> None:
+        self.config = config
+        self.file_train: list[Example] = []
+        self.file_valid: list[Example] = []
+        if config.data is not None:
+            examples = read_pairs_tsv(Path(config.data))
+            if not examples:
+                raise DataError(f"{config.data}: no examples")
+            # 5% held out for validation, chosen by a hash of the source so it is stable.
+            self.file_valid = [e for e in examples if stable_bucket(e.source) < 5] or examples[:1]
+            self.file_train = [e for e in examples if stable_bucket(e.source) >= 5] or examples
+
+    def train_batch(self, step: int) -> list[Example]:
+        size, seed = self.config.batch_size, self.config.seed
+        if self.config.data is None:
+            return generate_examples(size, seed=seed * 1_000_003 + step, split="train")
+        per_epoch = max(1, len(self.file_train) // size)
+        epoch, index = divmod(step, per_epoch)
+        order = list(range(len(self.file_train)))
+        random.Random(seed * 7919 + epoch).shuffle(order)
+        picked = order[index * size : (index + 1) * size]
+        return [self.file_train[i] for i in picked]
+
+    def validation(self) -> list[Example]:
+        if self.config.data is None:
+            return generate_examples(self.config.valid_size, seed=self.config.seed + 17, split="valid")
+        return self.file_valid[: self.config.valid_size]
+
+    def tokenizer_corpus(self) -> list[str]:
+        if self.config.data is None:
+            examples = generate_examples(self.config.tokenizer_corpus, seed=self.config.seed + 29, split="train")
+        else:
+            examples = self.file_train
+        return [text for e in examples for text in (e.source, e.target)]
+
+
+def encode_pairs(
+    tokenizer: Tokenizer, examples: Sequence[Example], config: TrainConfig, step: int
+) -> list[TokenPair]:
+    encoded = [(tokenizer.encode(e.source), tokenizer.encode(e.target)) for e in examples]
+    pairs = make_pairs(config.task, encoded, seed=config.seed * 31 + step, mask_id=tokenizer.mask_id)
+    for pair, example in zip(pairs, examples):
+        longest = max(len(pair.source), len(pair.target)) + 1
+        if longest > config.max_length:
+            raise DataError(
+                f"example {example.source[:60]!r} is {longest} tokens long, over --max-length {config.max_length}"
+            )
+    return pairs
+
+
+def collate(pairs: Sequence[TokenPair], tokenizer: Tokenizer) -> dict[str, torch.Tensor]:
+    """Right-padded tensors: src = source + EOS; tgt_in = BOS + target; tgt_out = target + EOS."""
+    pad = tokenizer.pad_id
+    sources = [p.source + [tokenizer.eos_id] for p in pairs]
+    inputs = [[tokenizer.bos_id] + p.target for p in pairs]
+    outputs = [p.target + [tokenizer.eos_id] for p in pairs]
+
+    def pad_rows(rows: list[list[int]]) -> torch.Tensor:
+        width = max(len(r) for r in rows)
+        return torch.tensor([r + [pad] * (width - len(r)) for r in rows], dtype=torch.long)
+
+    src, tgt_in, tgt_out = pad_rows(sources), pad_rows(inputs), pad_rows(outputs)
+    return {"src": src, "src_mask": src != pad, "tgt": tgt_in, "tgt_mask": tgt_in != pad, "labels": tgt_out}
+
+
+def batch_loss(model: Transformer, batch: dict[str, torch.Tensor], label_smoothing: float, pad_id: int) -> torch.Tensor:
+    logits = model(batch["src"], batch["tgt"], batch["src_mask"], batch["tgt_mask"])
+    return F.cross_entropy(
+        logits.flatten(0, 1), batch["labels"].flatten(), ignore_index=pad_id, label_smoothing=label_smoothing
+    )
+
+
+def to_device(batch: dict[str, torch.Tensor], device: torch.device) -> dict[str, torch.Tensor]:
+    return {k: v.to(device) for k, v in batch.items()}
+
+
+@torch.no_grad()
+def validate(
+    model: Transformer, tokenizer: Tokenizer, examples: list[Example], config: TrainConfig, device: torch.device
+) -> dict[str, float]:
+    model.eval()
+    pairs = encode_pairs(tokenizer, examples, config, step=-1)
+    losses = []
+    for start in range(0, len(pairs), 64):
+        batch = to_device(collate(pairs[start : start + 64], tokenizer), device)
+        losses.append(float(batch_loss(model, batch, 0.0, tokenizer.pad_id)))
+    exact = 0
+    cpu_model = model.to("cpu")
+    for start in range(0, len(pairs), 64):
+        chunk = pairs[start : start + 64]
+        hypotheses = greedy_decode(
+            cpu_model, [p.source + [tokenizer.eos_id] for p in chunk], max_new_tokens=config.max_length
+        )
+        exact += sum(list(h.tokens) == p.target for h, p in zip(hypotheses, chunk))
+    model.to(device).train()
+    return {"valid_loss": sum(losses) / len(losses), "valid_exact_match": exact / len(pairs)}
+
+
+def pick_device(name: str) -> torch.device:
+    if name == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    return torch.device(name)
+
+
+def build_tokenizer(config: TrainConfig, source: PairSource, out: Path) -> Tokenizer:
+    path = out / TOKENIZER
+    if config.resume and path.exists():
+        return Tokenizer.from_file(path)
+    raw = train_tokenizer(source.tokenizer_corpus(), vocab_size=config.vocab_size)
+    out.mkdir(parents=True, exist_ok=True)
+    raw.save(str(path))
+    return Tokenizer.from_file(path)
+
+
+def train(config: TrainConfig, model_config: ModelConfig, *, progress: bool = True) -> list[float]:
+    """Train and checkpoint into config.out. Returns the loss of every step run."""
+    if config.task not in TASKS:
+        raise ValueError(f"unknown task {config.task!r}; choose one of {TASKS}")
+    torch.use_deterministic_algorithms(True)
+    if config.threads:
+        torch.set_num_threads(config.threads)
+    out = Path(config.out)
+    source = PairSource(config)  # reads and checks the whole TSV before anything trains
+    tokenizer = build_tokenizer(config, source, out)
+    device = pick_device(config.device)
+    start_step = 0
+    if config.resume and (out / "config.json").exists():
+        checkpoint = load_checkpoint(out)
+        model, model_config = checkpoint.model, checkpoint.config
+        start_step = int(checkpoint.metadata["step"])
+    else:
+        model_config = dataclasses.replace(
+            model_config,
+            vocab_size=tokenizer.vocab_size,
+            pad_id=tokenizer.pad_id,
+            bos_id=tokenizer.bos_id,
+            eos_id=tokenizer.eos_id,
+            max_positions=max(model_config.max_positions, config.max_length + 1),
+        )
+        torch.manual_seed(config.seed)
+        model = Transformer(model_config)
+    model.to(device).train()
+    optimizer = torch.optim.AdamW(
+        model.parameters(), lr=config.learning_rate, betas=(0.9, 0.98), eps=1e-9, weight_decay=config.weight_decay
+    )
+    if start_step:
+        restore_optimizer(out, model, optimizer)
+    validation_examples = source.validation()
+    history: list[dict[str, float]] = []
+    losses: list[float] = []
+    last_step = config.steps if config.stop_after is None else min(config.steps, config.stop_after)
+    bar = tqdm(range(start_step, last_step), initial=start_step, total=config.steps, disable=not progress,
+               file=sys.stderr, dynamic_ncols=True)
+    window_tokens, window_start = 0, time.perf_counter()
+    for step in bar:
+        torch.manual_seed(config.seed * 1_000_003 + step)  # dropout depends on (seed, step) alone
+        for group in optimizer.param_groups:
+            group["lr"] = config.learning_rate * learning_rate_factor(step + 1, config.warmup_steps)
+        batch = collate(encode_pairs(tokenizer, source.train_batch(step), config, step), tokenizer)
+        batch = to_device(batch, device)
+        loss = batch_loss(model, batch, config.label_smoothing, tokenizer.pad_id)
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), config.clip_norm)
+        optimizer.step()
+        losses.append(float(loss))
+        window_tokens += int(batch["src_mask"].sum() + batch["tgt_mask"].sum())
+        elapsed = time.perf_counter() - window_start
+        bar.set_postfix(loss=f"{losses[-1]:.3f}", tok_s=f"{window_tokens / max(elapsed, 1e-9):.0f}")
+        done = step + 1
+        if done % config.valid_every == 0 or done == config.steps:
+            scores = validate(model, tokenizer, validation_examples, config, device)
+            history.append({"step": done, "train_loss": losses[-1], **scores})
+            bar.write(json.dumps(history[-1]), file=sys.stderr)
+            window_tokens, window_start = 0, time.perf_counter()
+        if done % config.checkpoint_every == 0 or done == last_step:
+            save_checkpoint(
+                out, model.to("cpu"), optimizer=optimizer,
+                metadata={"step": done, "train": dataclasses.asdict(config), "history": history},
+            )
+            model.to(device)
+    return losses
+
+
+def parse_args(argv: Sequence[str] | None = None) -> tuple[TrainConfig, ModelConfig]:
+    parser = argparse.ArgumentParser(prog="python -m model.train", description=__doc__)
+    for group, cls in (("training", TrainConfig), ("model", ModelConfig)):
+        section = parser.add_argument_group(group)
+        for f in dataclasses.fields(cls):
+            if f.name in ("vocab_size", "pad_id", "bos_id", "eos_id") and cls is ModelConfig:
+                continue  # taken from the tokenizer
+            flag = "--" + f.name.replace("_", "-")
+            if f.type in ("bool", bool):
+                section.add_argument(flag, action=argparse.BooleanOptionalAction, default=f.default)
+            elif f.name == "task":
+                section.add_argument(flag, choices=TASKS, default=f.default)
+            else:
+                base_type = str(f.type).split("|")[0].strip()  # "int | None" parses as int
+                kind = {"int": int, "float": float}.get(base_type, str)
+                section.add_argument(flag, type=kind, default=f.default)
+    args = vars(parser.parse_args(argv))
+    train_names = {f.name for f in dataclasses.fields(TrainConfig)}
+    model_names = {f.name for f in dataclasses.fields(ModelConfig)}
+    return (
+        TrainConfig(**{k: v for k, v in args.items() if k in train_names}),
+        ModelConfig(**{k: v for k, v in args.items() if k in model_names}),
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    train_config, model_config = parse_args(argv)
+    try:
+        train(train_config, model_config)
+    except DataError as error:
+        sys.stderr.write(f"error: {error}\n")
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

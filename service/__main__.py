@@ -1,0 +1,77 @@
+"""`python -m service`: build settings from ATENTO_* and flags, then serve the app with uvicorn.
+
+Flags mirror the settings (`--port 8080`, `--model-dir DIR`, `--batching.max-queue 32`); flags win over
+environment variables. SIGTERM drains: new requests get 503, in-flight ones finish, exit code 0.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from collections.abc import Sequence
+from types import FrameType
+
+import uvicorn
+from fastapi import FastAPI
+
+from service.app import begin_drain, create_app
+from service.logs import configure_logging
+from service.settings import ServiceSettings
+
+
+class DrainingServer(uvicorn.Server):
+    """uvicorn's server, marking the app as draining the moment a shutdown signal arrives.
+
+    uvicorn then stops listening, waits for in-flight requests (`timeout_graceful_shutdown`) and runs
+    the lifespan shutdown, which stops the engine.
+    """
+
+    def __init__(self, config: uvicorn.Config, app: FastAPI) -> None:
+        super().__init__(config)
+        self._app = app
+        self.exit_code = 0
+
+    def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+        begin_drain(self._app)
+        super().handle_exit(sig, frame)
+
+    def fail(self, exc: BaseException) -> None:
+        """The model could not load: stop serving and exit non-zero."""
+        self.exit_code = 1
+        self.should_exit = True
+
+
+def parse_settings(argv: Sequence[str]) -> ServiceSettings:
+    """Build settings from the environment and `argv` (flags take precedence)."""
+    return ServiceSettings(
+        _cli_parse_args=list(argv),
+        _cli_prog_name="python -m service",
+        _cli_kebab_case=True,
+        _cli_implicit_flags=True,  # --details style booleans: --flag / --no-flag
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    settings = parse_settings(sys.argv[1:] if argv is None else argv)
+    configure_logging(log_format=settings.log_format, log_level=settings.log_level,
+                      secrets=settings.resolved_api_keys())
+    app = create_app(settings)
+    config = uvicorn.Config(
+        app,
+        host=settings.host,
+        port=settings.port,
+        log_config=None,  # configure_logging already routed uvicorn's loggers
+        access_log=False,  # RequestContextMiddleware logs each request with its id
+        timeout_graceful_shutdown=max(1, math.ceil(settings.shutdown_grace_s)),
+        proxy_headers=True,
+    )
+    server = DrainingServer(config, app)
+    app.state.on_fatal = server.fail
+    server.run()
+    if server.exit_code:
+        return server.exit_code
+    return 0 if server.started else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,273 @@
+"""The Runner protocol, the batch's KV cache and OnnxRunner: the only module that imports onnxruntime.
+
+Rows of a KvCache may have different target lengths: they are left-padded, `self_mask` False on the
+padding, and each row's next position is its count of real cached tokens.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import numpy as np
+import onnxruntime as ort
+
+from service.config import RuntimeSettings
+from service.errors import ModelLoadError
+from service.repository import ModelFiles, TensorSpec, check_graph_signature
+
+logger = logging.getLogger(__name__)
+
+_OPTIMIZATION = {
+    "disable": ort.GraphOptimizationLevel.ORT_DISABLE_ALL,
+    "basic": ort.GraphOptimizationLevel.ORT_ENABLE_BASIC,
+    "extended": ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED,
+    "all": ort.GraphOptimizationLevel.ORT_ENABLE_ALL,
+}
+_ORT_DTYPES = {"tensor(int64)": "int64", "tensor(float)": "float32", "tensor(bool)": "bool"}
+
+
+def _host(array: Any) -> np.ndarray:
+    """A numpy view of a cache tensor that may live on the device (an OrtValue)."""
+    if isinstance(array, ort.OrtValue):
+        return np.asarray(array.numpy())
+    return np.asarray(array)
+
+
+@dataclass
+class KvCache:
+    """Per-row decoder state of a batch: self-attention cache, cross keys/values and masks."""
+
+    keys: Any  # (L, B, H, P, Dh) float32: numpy, or an OrtValue on the device between steps
+    values: Any  # (L, B, H, P, Dh)
+    self_mask: np.ndarray  # (B, P) bool, False on left padding
+    cross_keys: np.ndarray  # (L, B, H, S, Dh), right-padded
+    cross_values: np.ndarray  # (L, B, H, S, Dh)
+    src_mask: np.ndarray  # (B, S) bool
+    device: dict[str, Any] = field(default_factory=dict, repr=False)  # runner-owned device copies
+
+    @classmethod
+    def start(cls, cross_keys: np.ndarray, cross_values: np.ndarray, src_mask: np.ndarray) -> KvCache:
+        """An empty (P = 0) self-attention cache for freshly encoded rows."""
+        layers, batch, heads, _, head_dim = cross_keys.shape
+        empty = np.zeros((layers, batch, heads, 0, head_dim), dtype=np.float32)
+        return cls(empty, empty.copy(), np.zeros((batch, 0), dtype=bool), cross_keys, cross_values, src_mask)
+
+    @property
+    def batch(self) -> int:
+        return int(self.self_mask.shape[0])
+
+    @property
+    def past_length(self) -> int:
+        return int(self.self_mask.shape[1])
+
+    def positions(self) -> np.ndarray:
+        """(B,) the absolute position of each row's next token."""
+        return self.self_mask.sum(axis=1).astype(np.int64)
+
+    def filter(self, rows: Sequence[int]) -> KvCache:
+        """Keep (and reorder or repeat, for beams) `rows`, then trim all-padding columns."""
+        index = np.asarray(rows, dtype=np.int64)
+        self_mask = self.self_mask[index]
+        src_mask = self.src_mask[index]
+        first = _first_real_column(self_mask)
+        width = int(src_mask.any(axis=0).nonzero()[0].max()) + 1 if src_mask.any() else 0
+        return KvCache(
+            keys=_host(self.keys)[:, index, :, first:],
+            values=_host(self.values)[:, index, :, first:],
+            self_mask=self_mask[:, first:],
+            cross_keys=self.cross_keys[:, index, :, :width],
+            cross_values=self.cross_values[:, index, :, :width],
+            src_mask=src_mask[:, :width],
+        )
+
+    @staticmethod
+    def concatenate(caches: Sequence[KvCache]) -> KvCache:
+        """Stack rows of several caches: self caches left-padded, cross caches right-padded."""
+        caches = [c for c in caches if c.batch > 0]
+        if len(caches) == 1:
+            return caches[0]
+        past = max(c.past_length for c in caches)
+        source = max(c.src_mask.shape[1] for c in caches)
+
+        def pad(array: np.ndarray, axis: int, width: int, *, left: bool) -> np.ndarray:
+            missing = width - array.shape[axis]
+            if missing == 0:
+                return array
+            spec = [(0, 0)] * array.ndim
+            spec[axis] = (missing, 0) if left else (0, missing)
+            return np.pad(array, spec)
+
+        return KvCache(
+            keys=np.concatenate([pad(_host(c.keys), 3, past, left=True) for c in caches], axis=1),
+            values=np.concatenate([pad(_host(c.values), 3, past, left=True) for c in caches], axis=1),
+            self_mask=np.concatenate([pad(c.self_mask, 1, past, left=True) for c in caches], axis=0),
+            cross_keys=np.concatenate([pad(c.cross_keys, 3, source, left=False) for c in caches], axis=1),
+            cross_values=np.concatenate([pad(c.cross_values, 3, source, left=False) for c in caches], axis=1),
+            src_mask=np.concatenate([pad(c.src_mask, 1, source, left=False) for c in caches], axis=0),
+        )
+
+
+def _first_real_column(self_mask: np.ndarray) -> int:
+    if self_mask.shape[1] == 0 or not self_mask.any():
+        return self_mask.shape[1]
+    return int(self_mask.any(axis=0).argmax())
+
+
+@dataclass(frozen=True)
+class EncoderBatch:
+    src: np.ndarray  # (B, S) int64, right-padded with pad_id
+    src_mask: np.ndarray  # (B, S) bool
+
+    @classmethod
+    def from_sources(cls, sources: Sequence[Sequence[int]], *, pad_id: int) -> EncoderBatch:
+        width = max(len(s) for s in sources)
+        src = np.full((len(sources), width), pad_id, dtype=np.int64)
+        mask = np.zeros((len(sources), width), dtype=bool)
+        for row, tokens in enumerate(sources):
+            src[row, : len(tokens)] = tokens
+            mask[row, : len(tokens)] = True
+        return cls(src, mask)
+
+
+@dataclass(frozen=True)
+class EncoderOutput:
+    cache: KvCache  # P = 0, one row per source
+    attention: np.ndarray | None  # (L, B, H, S, S) when asked for
+
+
+@dataclass(frozen=True)
+class DecoderOutput:
+    logits: np.ndarray  # (B, T, V)
+    cache: KvCache  # with the new tokens appended
+    self_attention: np.ndarray | None  # (L, B, H, T, P+T) when asked for
+    cross_attention: np.ndarray | None  # (L, B, H, T, S)
+
+
+class Runner(Protocol):
+    def encode(self, batch: EncoderBatch, *, attention: bool) -> EncoderOutput: ...
+
+    def decode(
+        self, tgt: np.ndarray, cache: KvCache, *, attention: bool, tgt_mask: np.ndarray | None = None
+    ) -> DecoderOutput:
+        """Run tgt (B, T) after `cache`; tgt_mask (B, T) marks real new tokens (default all)."""
+        ...
+
+
+def decoder_inputs(tgt: np.ndarray, cache: KvCache, tgt_mask: np.ndarray | None) -> dict[str, np.ndarray]:
+    """The decoder graph's non-cache inputs for `tgt` after `cache` (shared by every Runner)."""
+    batch, new = tgt.shape
+    mask = np.ones((batch, new), dtype=bool) if tgt_mask is None else tgt_mask
+    positions = cache.positions()[:, None] + np.arange(new, dtype=np.int64)[None, :]  # (B, T)
+    return {
+        "tgt": np.ascontiguousarray(tgt, dtype=np.int64),
+        "tgt_positions": positions,
+        "self_mask": np.concatenate([cache.self_mask, mask], axis=1),
+        "src_mask": cache.src_mask,
+    }
+
+
+def session_options(runtime: RuntimeSettings, *, allow_spinning: bool) -> ort.SessionOptions:
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = runtime.intra_op_threads
+    options.inter_op_num_threads = runtime.inter_op_threads
+    options.graph_optimization_level = _OPTIMIZATION[runtime.graph_optimization]
+    options.add_session_config_entry("session.intra_op.allow_spinning", "1" if allow_spinning else "0")
+    options.add_session_config_entry("session.inter_op.allow_spinning", "1" if allow_spinning else "0")
+    return options
+
+
+def pick_providers(device: str) -> list[str]:
+    """CUDA when asked for ("cuda"/"auto") and onnxruntime-gpu sees a GPU; the CPU provider otherwise."""
+    available = ort.get_available_providers()
+    if device in ("cuda", "auto") and "CUDAExecutionProvider" in available:
+        return ["CUDAExecutionProvider", "CPUExecutionProvider"]
+    if device == "cuda":
+        logger.warning("device=cuda but onnxruntime has no CUDAExecutionProvider (%s); using CPU", available)
+    return ["CPUExecutionProvider"]
+
+
+class OnnxRunner:
+    """Encoder and decoder sessions; with CUDA, I/O binding keeps the KV cache on the device."""
+
+    def __init__(self, model: ModelFiles, *, runtime: RuntimeSettings, device: str = "cpu") -> None:
+        providers = pick_providers(device)
+        self.model = model
+        self.provider = providers[0]
+        self._encoder = self._session(model.encoder, runtime, providers, runtime.allow_spinning)
+        self._decoder = self._session(model.decoder, runtime, providers, runtime.decoder_allow_spinning)
+        for role, session, path in (("encoder", self._encoder, model.encoder), ("decoder", self._decoder, model.decoder)):
+            for kind, args in (("inputs", session.get_inputs()), ("outputs", session.get_outputs())):
+                specs = [TensorSpec(a.name, _ORT_DTYPES.get(a.type, a.type), tuple(a.shape)) for a in args]
+                check_graph_signature(model, role, kind, specs, file=path)
+        self._bind = self.provider == "CUDAExecutionProvider" and runtime.io_binding
+
+    @staticmethod
+    def _session(path: Any, runtime: RuntimeSettings, providers: list[str], spinning: bool) -> ort.InferenceSession:
+        try:
+            return ort.InferenceSession(
+                str(path), sess_options=session_options(runtime, allow_spinning=spinning), providers=providers
+            )
+        except Exception as error:  # onnxruntime raises its own untyped Fail/InvalidGraph errors
+            raise ModelLoadError(f"{path} is not a loadable ONNX graph: {error}") from error
+
+    def encode(self, batch: EncoderBatch, *, attention: bool) -> EncoderOutput:
+        names = ["cross_keys", "cross_values"] + (["encoder_attention"] if attention else [])
+        outputs = self._encoder.run(names, {"src": batch.src, "src_mask": batch.src_mask})
+        cache = KvCache.start(outputs[0], outputs[1], batch.src_mask)
+        return EncoderOutput(cache=cache, attention=outputs[2] if attention else None)
+
+    def decode(
+        self, tgt: np.ndarray, cache: KvCache, *, attention: bool, tgt_mask: np.ndarray | None = None
+    ) -> DecoderOutput:
+        feeds = decoder_inputs(tgt, cache, tgt_mask)
+        names = ["logits", "present_keys", "present_values"]
+        if attention:
+            names += ["decoder_attention", "cross_attention"]
+        if self._bind:
+            outputs, keys, values = self._decode_bound(feeds, cache, names)
+        else:
+            feeds.update(
+                past_keys=_host(cache.keys), past_values=_host(cache.values),
+                cross_keys=cache.cross_keys, cross_values=cache.cross_values,
+            )
+            outputs = self._decoder.run(names, feeds)
+            keys, values = outputs[1], outputs[2]
+        new_cache = KvCache(
+            keys, values, feeds["self_mask"], cache.cross_keys, cache.cross_values, cache.src_mask,
+            device=cache.device,
+        )
+        return DecoderOutput(
+            logits=outputs[0], cache=new_cache,
+            self_attention=outputs[3] if attention else None,
+            cross_attention=outputs[4] if attention else None,
+        )
+
+    def _decode_bound(
+        self, feeds: dict[str, np.ndarray], cache: KvCache, names: list[str]
+    ) -> tuple[list[Any], Any, Any]:
+        """CUDA: past and present caches stay OrtValues on the device; only logits (and attention) come back.
+
+        Cross keys/values are copied to the device once per batch composition (kept in cache.device).
+        """
+        binding = self._decoder.io_binding()
+        for name, array in feeds.items():
+            binding.bind_cpu_input(name, array)
+        for name in ("cross_keys", "cross_values"):
+            if name not in cache.device:
+                cache.device[name] = ort.OrtValue.ortvalue_from_numpy(getattr(cache, name), "cuda", 0)
+            binding.bind_ortvalue_input(name, cache.device[name])
+        for name, value in (("past_keys", cache.keys), ("past_values", cache.values)):
+            if isinstance(value, ort.OrtValue):
+                binding.bind_ortvalue_input(name, value)
+            else:
+                binding.bind_ortvalue_input(name, ort.OrtValue.ortvalue_from_numpy(np.ascontiguousarray(value), "cuda", 0))
+        for name in names:
+            binding.bind_output(name, "cuda" if name.startswith("present_") else "cpu")
+        self._decoder.run_with_iobinding(binding)
+        values = binding.get_outputs()
+        by_name = dict(zip(names, values))
+        host = [by_name[n].numpy() if not n.startswith("present_") else by_name[n] for n in names]
+        return host, by_name["present_keys"], by_name["present_values"]

@@ -1,0 +1,85 @@
+"""Per-request token selection over one row of logits: repetition penalty, temperature, top-k, top-p,
+seeded sampling (a numpy Generator per request, so a seed gives the same output whatever shares the
+batch) and greedy arg-max (ties -> lowest id). Pure numpy.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from service.generation import GenerationParams
+
+
+def log_softmax(logits: np.ndarray) -> np.ndarray:
+    """Row-wise log-softmax in float32, (..., V) -> (..., V)."""
+    shifted = logits - logits.max(axis=-1, keepdims=True)
+    return (shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))).astype(np.float32, copy=False)
+
+
+def apply_repetition_penalty(logits: np.ndarray, previous: Sequence[int], penalty: float) -> np.ndarray:
+    """CTRL (Keskar et al., 2019): divide positive logits of already generated ids, multiply negative ones."""
+    if not previous or penalty == 1.0:
+        return logits
+    ids = np.unique(np.asarray(previous, dtype=np.int64))
+    out = logits.copy()
+    picked = out[..., ids]
+    out[..., ids] = np.where(picked > 0, picked / penalty, picked * penalty)
+    return out
+
+
+def top_k_filter(logits: np.ndarray, k: int) -> np.ndarray:
+    """Keep the k largest logits (and any tied with the k-th); the rest become -inf."""
+    if k >= logits.shape[-1]:
+        return logits
+    kth = np.partition(logits, -k)[-k]
+    return np.where(logits >= kth, logits, -np.inf).astype(np.float32)
+
+
+def top_p_filter(logits: np.ndarray, p: float) -> np.ndarray:
+    """Nucleus filtering: keep the smallest most-probable set whose probability reaches p."""
+    if p >= 1.0:
+        return logits
+    order = np.argsort(-logits, kind="stable")
+    probs = np.exp(log_softmax(logits[order]).astype(np.float64))
+    # Keep a token if the mass strictly before it is below p; the top token always stays.
+    keep_sorted = (np.cumsum(probs) - probs) < p
+    keep = np.zeros_like(keep_sorted)
+    keep[order] = keep_sorted
+    return np.where(keep, logits, -np.inf).astype(np.float32)
+
+
+class TokenChooser:
+    """Chooses one request's next token from its logits row (greedy or sampling)."""
+
+    def __init__(self, params: GenerationParams, *, seed: int | None) -> None:
+        self.params = params
+        self._rng = np.random.Generator(np.random.PCG64(seed)) if params.do_sample else None
+
+    def process(self, logits: np.ndarray, previous: Sequence[int]) -> np.ndarray:
+        """The logits after the repetition penalty (shared by greedy, sampling and beam search)."""
+        if self.params.repetition_penalty is not None:
+            logits = apply_repetition_penalty(logits, previous, self.params.repetition_penalty)
+        return logits
+
+    def choose(self, logits: np.ndarray, previous: Sequence[int]) -> tuple[int, float]:
+        """Returns (token id, the model's log-probability of it) for one (V,) float32 row."""
+        model_logprobs = log_softmax(logits)
+        scores = self.process(logits, previous)
+        if self._rng is None:
+            token = int(np.argmax(scores))  # first maximum = lowest id on ties
+            return token, float(model_logprobs[token])
+        scores = scores / np.float32(self.params.temperature)
+        if self.params.top_k is not None:
+            scores = top_k_filter(scores, self.params.top_k)
+        if self.params.top_p is not None:
+            scores = top_p_filter(scores, self.params.top_p)
+        probs = np.exp(log_softmax(scores).astype(np.float64))
+        # Inverse CDF with one uniform draw per step: the draw sequence depends on the seed alone.
+        cdf = np.cumsum(probs)
+        token = int(np.searchsorted(cdf, self._rng.random() * cdf[-1], side="right"))
+        token = min(token, len(cdf) - 1)
+        while probs[token] == 0.0:  # float round-off at the top can land on a filtered id
+            token -= 1
+        return token, float(model_logprobs[token])

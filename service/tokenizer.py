@@ -1,0 +1,80 @@
+"""The service's tokenizer: `tokenizers` loaded from the model directory's tokenizer.json.
+
+Encodes with character offsets (EOS appended) and detokenizes incrementally for streaming.
+Imports only `tokenizers`; never model/.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import tokenizers
+
+from service.errors import ModelLoadError
+
+
+class Tokenizer:
+    """Literal special-token text in the input ("<s>") is encoded as ordinary text, as in training."""
+
+    def __init__(self, tok: tokenizers.Tokenizer, *, eos_id: int) -> None:
+        self._tok = tok
+        self._tok.encode_special_tokens = True
+        self.eos_id = eos_id
+
+    @classmethod
+    def from_file(cls, path: Path, *, eos_id: int) -> Tokenizer:
+        try:
+            return cls(tokenizers.Tokenizer.from_file(str(path)), eos_id=eos_id)
+        except Exception as error:  # tokenizers raises a bare Exception for malformed files
+            raise ModelLoadError(f"{path} is not a valid tokenizer: {error}") from error
+
+    @property
+    def vocab_size(self) -> int:
+        return int(self._tok.get_vocab_size(with_added_tokens=True))
+
+    def encode(self, text: str) -> tuple[list[int], list[tuple[int, int]]]:
+        """Ids with EOS appended, and per id its (start, end) character offsets (EOS: (len, len))."""
+        enc = self._tok.encode(text, add_special_tokens=False)
+        offsets = [(int(s), int(e)) for s, e in enc.offsets]
+        return [*enc.ids, self.eos_id], [*offsets, (len(text), len(text))]
+
+    def encode_plain(self, text: str) -> list[int]:
+        return list(self._tok.encode(text, add_special_tokens=False).ids)
+
+    def decode(self, ids: Sequence[int]) -> str:
+        return str(self._tok.decode(list(ids), skip_special_tokens=True))
+
+    def detokenizer(self) -> IncrementalDetokenizer:
+        return IncrementalDetokenizer(self)
+
+
+class IncrementalDetokenizer:
+    """Each token's text = decode(ids so far) - decode(ids before), as in TGI.
+
+    A byte-level token can end inside a multi-byte character; its text is held back (decodes to U+FFFD)
+    until the character completes, so the streamed pieces always concatenate to the final text.
+    """
+
+    def __init__(self, tokenizer: Tokenizer) -> None:
+        self._tokenizer = tokenizer
+        self.ids: list[int] = []
+        self.text = ""  # everything emitted so far
+
+    def push(self, token_id: int, *, final: bool = False) -> str:
+        self.ids.append(token_id)
+        return self.flush() if final else self._advance(final=False)
+
+    def flush(self) -> str:
+        return self._advance(final=True)
+
+    def _advance(self, *, final: bool) -> str:
+        full = self._tokenizer.decode(self.ids)
+        if not final and full.endswith("\ufffd"):
+            return ""
+        if not full.startswith(self.text):  # cleanup changed earlier text: emit nothing, keep the new text
+            self.text = full
+            return ""
+        piece = full[len(self.text):]
+        self.text = full
+        return piece

@@ -1,0 +1,48 @@
+"""Shared fixtures: a tiny model trained on the bundled generator and exported once per session.
+
+`tiny_checkpoint_dir` is a checkpoint (model.safetensors, config.json, tokenizer.json);
+`tiny_model_dir` is its model directory (docs/model-directory.md), for the export, engine and HTTP tests.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+# Small enough to train, export and parity-check in well under a minute on one core.
+TINY_MODEL = {"d_model": 32, "n_heads": 2, "n_encoder_layers": 2, "n_decoder_layers": 2, "d_ff": 64,
+              "dropout": 0.0, "max_positions": 129}
+TINY_TRAIN = {"steps": 250, "batch_size": 16, "warmup_steps": 50, "learning_rate": 3e-3, "vocab_size": 300,
+              "tokenizer_corpus": 2000, "valid_every": 10**6, "valid_size": 16, "checkpoint_every": 10**6,
+              "max_length": 128, "threads": 1, "device": "cpu", "seed": 0}
+# The session fixture checks parity on a sample; tests/integration/test_export_parity.py runs the full 200.
+TINY_EXPORT = {"parity_inputs": 32, "beam_inputs": 8, "max_new_tokens": 32}
+
+
+@pytest.fixture(scope="session")
+def tiny_checkpoint_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    import torch
+
+    from model.config import ModelConfig
+    from model.train import TrainConfig, train
+
+    threads = torch.get_num_threads()
+    directory = tmp_path_factory.mktemp("tiny") / "checkpoint"
+    try:
+        train(TrainConfig(out=str(directory), **TINY_TRAIN), ModelConfig(**TINY_MODEL), progress=False)
+    finally:
+        torch.set_num_threads(threads)
+        torch.use_deterministic_algorithms(False)  # train() turns it on process-wide
+    (directory / "optimizer.safetensors").unlink(missing_ok=True)
+    return directory
+
+
+@pytest.fixture(scope="session")
+def tiny_model_dir(tiny_checkpoint_dir: Path) -> Path:
+    from export.build import build_model_directory
+    from export.config import ExportConfig
+
+    out = tiny_checkpoint_dir.parent / "models" / "tiny" / "1"
+    build_model_directory(ExportConfig(checkpoint=str(tiny_checkpoint_dir), out=str(out), **TINY_EXPORT))
+    return out

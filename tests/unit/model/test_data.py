@@ -1,0 +1,183 @@
+"""The generator emits every category, keeps held-out splits disjoint; the TSV reader fails loudly."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from collections import defaultdict
+from pathlib import Path
+
+import pytest
+from babel.dates import format_date
+from num2words import num2words
+
+from model.data import (
+    CATEGORIES,
+    DataError,
+    Example,
+    _carriers,
+    _forbidden_words,
+    expression_split,
+    generate_examples,
+    read_pairs_tsv,
+)
+
+ISO = re.compile(r"\d{4}-\d{2}-\d{2}")
+N = 4000
+
+
+@pytest.fixture(scope="module")
+def train() -> list[Example]:
+    return generate_examples(N, seed=0, split="train")
+
+
+@pytest.fixture(scope="module")
+def test_split() -> list[Example]:
+    return generate_examples(N, seed=0, split="test")
+
+
+def by_category(examples: list[Example]) -> dict[str, list[Example]]:
+    groups: dict[str, list[Example]] = defaultdict(list)
+    for ex in examples:
+        groups[ex.category].append(ex)
+    return groups
+
+
+def iso_in(ex: Example) -> str:
+    match = ISO.search(ex.target)
+    assert match, ex
+    return match.group()
+
+
+@pytest.mark.parametrize("split", ["train", "valid", "test"])
+def test_every_category_is_emitted(split: str) -> None:
+    examples = generate_examples(N, seed=1, split=split)
+    assert set(by_category(examples)) == set(CATEGORIES)
+
+
+def test_cardinals_become_their_digits(train: list[Example]) -> None:
+    groups = by_category(train)
+    for category, lang in (("cardinal_es", "es"), ("cardinal_en", "en")):
+        for ex in groups[category]:
+            n = int(ex.target)
+            assert ex.target == str(n) and 2 <= n <= 999_999_999
+            assert ex.source == num2words(n, lang=lang)
+    sizes = {len(ex.target) for ex in groups["cardinal_es"] + groups["cardinal_en"]}
+    assert sizes == set(range(1, 10)), "small and large numbers both appear"
+
+
+def test_dates_become_iso_and_match_babel_or_spoken_form(train: list[Example]) -> None:
+    groups = by_category(train)
+    seen_formats = set()
+    for ex in groups["date_written_es"] + groups["date_written_en"]:
+        assert re.fullmatch(ISO, ex.target), ex
+        d = dt.date.fromisoformat(ex.target)
+        assert dt.date(1900, 1, 1) <= d <= dt.date(2099, 12, 31)
+        locales = ("es_ES",) if ex.category.endswith("_es") else ("en_US", "en_GB")
+        forms = {
+            (loc, f): format_date(d, format=f, locale=loc)
+            for loc in locales
+            for f in ("full", "long", "medium")
+        }
+        assert ex.source in forms.values(), ex
+        seen_formats.update(key for key, value in forms.items() if value == ex.source)
+    assert {loc for loc, _ in seen_formats} == {"es_ES", "en_US", "en_GB"}
+    assert {f for _, f in seen_formats} == {"full", "long", "medium"}
+    for ex in groups["date_spoken_es"]:
+        d = dt.date.fromisoformat(ex.target)
+        assert ex.source.endswith(f" de {num2words(d.year, lang='es')}"), ex
+        assert not re.search(r"\d", ex.source)
+    for ex in groups["date_spoken_en"]:
+        d = dt.date.fromisoformat(ex.target)
+        assert num2words(d.day, lang="en", to="ordinal") in ex.source, ex
+        assert not re.search(r"\d", ex.source)
+    assert any(ex.source.startswith("the ") for ex in groups["date_spoken_en"])
+    assert any("twenty twenty" in ex.source for ex in groups["date_spoken_en"])
+    assert any(
+        ex.source.startswith("primero de")
+        for ex in generate_examples(20000, seed=2, split="train")
+        if ex.category == "date_spoken_es"
+    )
+
+
+def test_sentences_rewrite_in_place(train: list[Example]) -> None:
+    groups = by_category(train)
+    for ex in groups["sentence_date_es"] + groups["sentence_date_en"]:
+        prefix, suffix = ex.target.split(iso_in(ex))
+        assert ex.source.startswith(prefix) and ex.source.endswith(suffix) and ex.source != ex.target
+    for ex in groups["sentence_number_es"] + groups["sentence_number_en"]:
+        digits = re.search(r"\d+", ex.target).group()
+        lang = ex.category[-2:]
+        assert ex.source == ex.target.replace(digits, num2words(int(digits), lang=lang), 1)
+
+
+def test_plain_and_article_text_is_unchanged(train: list[Example]) -> None:
+    groups = by_category(train)
+    for category in ("plain_es", "plain_en", "article_es", "article_en"):
+        assert groups[category]
+        assert all(ex.source == ex.target for ex in groups[category])
+    assert all(re.search(r"\b([Uu]n|[Uu]na|[Uu]no)\b", ex.source) for ex in groups["article_es"])
+    assert all(re.search(r"one", ex.source, re.IGNORECASE) for ex in groups["article_en"])
+
+
+def test_plain_word_lists_hold_no_number_or_month_words() -> None:
+    forbidden = _forbidden_words()
+    assert {"uno", "dos", "mil", "thousand", "november", "nov", "first"} <= forbidden
+    for lang in ("es", "en"):
+        for split in ("train", "valid", "test"):
+            assert not {w.lower() for w in _carriers(f"words_{lang}", split)} & forbidden
+
+
+def test_held_out_splits_are_disjoint_from_train(train: list[Example], test_split: list[Example]) -> None:
+    valid = generate_examples(N, seed=0, split="valid")
+    train_sources = {ex.source for ex in train}
+    assert not train_sources & {ex.source for ex in test_split}
+    assert not train_sources & {ex.source for ex in valid}
+    for held_out, name in ((test_split, "test"), (valid, "valid")):
+        for ex in held_out:
+            if ex.category.startswith("cardinal"):
+                assert expression_split(f"num:{ex.target}") == name
+            elif "date" in ex.category:
+                assert expression_split(f"date:{iso_in(ex)}") == name
+    for table in ("number_es", "date_en", "plain_es", "article_en", "words_es"):
+        parts = [set(_carriers(table, split)) for split in ("train", "valid", "test")]
+        assert all(parts) and not (parts[0] & parts[1] or parts[0] & parts[2] or parts[1] & parts[2])
+
+
+def test_generation_is_deterministic_by_seed() -> None:
+    assert generate_examples(300, seed=7, split="train") == generate_examples(300, seed=7, split="train")
+    assert generate_examples(300, seed=7, split="train") != generate_examples(300, seed=8, split="train")
+
+
+def test_unknown_split_is_rejected() -> None:
+    with pytest.raises(ValueError, match="split"):
+        generate_examples(1, seed=0, split="dev")
+
+
+def test_read_pairs_tsv(tmp_path: Path) -> None:
+    path = tmp_path / "pairs.tsv"
+    path.write_text("dos\t2\nel 3 de mayo de 2001\t2001-05-03\tdate\ncopia\tcopia\n", encoding="utf-8")
+    assert read_pairs_tsv(path) == [
+        Example("dos", "2", "tsv"),
+        Example("el 3 de mayo de 2001", "2001-05-03", "date"),
+        Example("copia", "copia", "tsv"),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("content", "line", "reason"),
+    [
+        (b"a\tb\nno tab here\n", 2, "no tab"),
+        (b"a\tb\nc\td\te\tf\n", 2, "at most 3"),
+        (b"\tb\n", 1, "empty source"),
+        (b"a\tb\nc\td\n\xff\xfe\tx\n", 3, "UTF-8"),
+        (b"a\tb\n\nc\td\n", 2, "no tab"),
+    ],
+)
+def test_read_pairs_tsv_errors_name_file_and_line(
+    tmp_path: Path, content: bytes, line: int, reason: str
+) -> None:
+    path = tmp_path / "bad.tsv"
+    path.write_bytes(content)
+    with pytest.raises(DataError, match=rf"bad\.tsv:{line}: .*{reason}"):
+        read_pairs_tsv(path)
