@@ -49,7 +49,7 @@ def special_token_ids(checkpoint: Checkpoint) -> dict[str, int]:
     """
     tokenizer = tokenizers.Tokenizer.from_file(str(checkpoint.tokenizer_path))
     ids: dict[str, int] = {}
-    for name, token in zip(SPECIAL_NAMES, SPECIAL_TOKENS):
+    for name, token in zip(SPECIAL_NAMES, SPECIAL_TOKENS, strict=True):
         token_id = tokenizer.token_to_id(token)
         if token_id is None:
             raise CheckpointError(f"{checkpoint.tokenizer_path} has no {token} token")

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class ExportConfig:
-    checkpoint: str = "runs/normalize"  # checkpoint directory (model.safetensors, config.json, tokenizer.json)
+    checkpoint: str = "runs/normalize"  # model.safetensors + config.json + tokenizer.json
     out: str = "models/normalize/1"  # model directory; its last two parts are the manifest's name/version
     opset: int = 18  # the dynamo exporter's native opset; 17 is the contract's minimum
     atol_logits: float = 1e-4  # fp32 logits and hidden states, ONNX Runtime vs PyTorch

@@ -169,7 +169,7 @@ def name_dimensions(path: Path, shapes: dict[str, tuple[str, ...]]) -> None:
     "past_len + tgt_len" for the derived total length)."""
     model = onnx.load(str(path))
     for value in [*model.graph.input, *model.graph.output]:
-        for dim, name in zip(value.type.tensor_type.shape.dim, shapes[value.name]):
+        for dim, name in zip(value.type.tensor_type.shape.dim, shapes[value.name], strict=True):
             if name in DYNAMIC_AXES:
                 dim.dim_param = name
     onnx.save(model, str(path))

@@ -38,11 +38,11 @@ class OnnxSeq2Seq:
 
     def encode(self, src: np.ndarray, src_mask: np.ndarray) -> dict[str, np.ndarray]:
         names = [o.name for o in self.encoder.get_outputs()]
-        return dict(zip(names, self.encoder.run(None, {"src": src, "src_mask": src_mask})))
+        return dict(zip(names, self.encoder.run(None, {"src": src, "src_mask": src_mask}), strict=True))
 
     def decode(self, feeds: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         names = [o.name for o in self.decoder.get_outputs()]
-        return dict(zip(names, self.decoder.run(None, feeds)))
+        return dict(zip(names, self.decoder.run(None, feeds), strict=True))
 
     def empty_cache(self, batch: int) -> np.ndarray:
         c = self.config
@@ -183,7 +183,8 @@ def onnx_beam_search(
             "src_mask": np.repeat(src_mask, width, axis=0),
         })
         # float32 running sums, as the reference adds them in a float32 tensor.
-        totals = log_softmax(out["logits"][:, -1]) + np.array([b[1] for b in beams], dtype=np.float32)[:, None]
+        sums = np.array([b[1] for b in beams], dtype=np.float32)[:, None]
+        totals = log_softmax(out["logits"][:, -1]) + sums
         vocab = totals.shape[1]
         # A stable sort of the negated scores keeps ties in (beam, token) order.
         order = np.argsort(-totals.ravel(), kind="stable")[: 2 * num_beams]
@@ -239,7 +240,8 @@ def _check_prefix(
         feeds = {
             "tgt": tgt[:, start:stop], "tgt_positions": positions[:, start:stop],
             "self_mask": self_mask[:, :stop], "past_keys": past_keys, "past_values": past_values,
-            "cross_keys": encoded["cross_keys"], "cross_values": encoded["cross_values"], "src_mask": src_mask,
+            "cross_keys": encoded["cross_keys"], "cross_values": encoded["cross_values"],
+            "src_mask": src_mask,
         }
         feeds = {name: np.ascontiguousarray(value) for name, value in feeds.items()}
         out = runner.decode(feeds)
@@ -320,8 +322,8 @@ def check_parity(
             expected = greedy_decode(model, [list(s) for s in chunk], max_new_tokens=max_new_tokens)
             got = onnx_greedy(runner, chunk, max_new_tokens=max_new_tokens, reference=model,
                               differences=differences)
-            greedy_mismatches += sum(e.tokens != g for e, g in zip(expected, got))
-    for chunk_sources, chunk_references in zip(_batches(sources, 16), _batches(references, 16)):
+            greedy_mismatches += sum(e.tokens != g for e, g in zip(expected, got, strict=True))
+    for chunk_sources, chunk_references in zip(_batches(sources, 16), _batches(references, 16), strict=True):
         prefixes = [list(r)[: max_new_tokens - 1] for r in chunk_references]
         _check_prefix(runner, model, chunk_sources, prefixes, differences)
     beam_sources = sources[: config.beam_inputs]
@@ -360,7 +362,8 @@ def exact_match(
 ) -> float:
     """Share of sources whose greedy ONNX decoding equals the reference target exactly."""
     hits = 0
-    for chunk_sources, chunk_references in zip(_batches(sources, batch_size), _batches(references, batch_size)):
+    chunks = zip(_batches(sources, batch_size), _batches(references, batch_size), strict=True)
+    for chunk_sources, chunk_references in chunks:
         got = onnx_greedy(runner, chunk_sources, max_new_tokens=max_new_tokens)
-        hits += sum(tuple(r) == g for r, g in zip(chunk_references, got))
+        hits += sum(tuple(r) == g for r, g in zip(chunk_references, got, strict=True))
     return hits / max(len(sources), 1)

@@ -195,10 +195,12 @@ def train(config: TrainConfig, model_config: ModelConfig, *, progress: bool = Tr
     tokenizer = build_tokenizer(config, source, out)
     device = pick_device(config.device)
     start_step = 0
+    history: list[dict[str, float]] = []
     if config.resume and (out / "config.json").exists():
         checkpoint = load_checkpoint(out)
         model, model_config = checkpoint.model, checkpoint.config
         start_step = int(checkpoint.metadata["step"])
+        history = list(checkpoint.metadata.get("history", []))
     else:
         model_config = dataclasses.replace(
             model_config,
@@ -217,7 +219,6 @@ def train(config: TrainConfig, model_config: ModelConfig, *, progress: bool = Tr
     if start_step:
         restore_optimizer(out, model, optimizer)
     validation_examples = source.validation()
-    history: list[dict[str, float]] = []
     losses: list[float] = []
     last_step = config.steps if config.stop_after is None else min(config.steps, config.stop_after)
     bar = tqdm(range(start_step, last_step), initial=start_step, total=config.steps, disable=not progress,

@@ -1,0 +1,91 @@
+"""Training: overfitting a small set, exact resume, and bad data stopping the run up front."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+import torch
+
+from model.checkpoint import load_checkpoint
+from model.config import ModelConfig
+from model.data import DataError
+from model.decoding import greedy_decode
+from model.tokenizer import Tokenizer
+from model.train import TrainConfig, main, train
+
+TINY = ModelConfig(d_model=32, n_heads=2, n_encoder_layers=2, n_decoder_layers=2, d_ff=64, dropout=0.0)
+PAIRS = [
+    ("dos mil", "2000"), ("tres", "3"), ("forty-two", "42"), ("nine hundred", "900"),
+    ("el 3 de mayo de 2001", "2001-05-03"), ("hola", "hola"), ("one hundred and one", "101"),
+    ("veinte", "20"),
+]
+
+
+@pytest.fixture(autouse=True)
+def one_thread() -> None:
+    torch.set_num_threads(1)
+
+
+def write_pairs(path: Path, pairs: list[tuple[str, str]]) -> Path:
+    path.write_text("".join(f"{s}\t{t}\n" for s, t in pairs))
+    return path
+
+
+def small_run(tmp_path: Path, **changes: object) -> TrainConfig:
+    data = write_pairs(tmp_path / "pairs.tsv", PAIRS * 4)
+    base = TrainConfig(
+        out=str(tmp_path / "run"), data=str(data), steps=300, batch_size=8, learning_rate=3e-3,
+        warmup_steps=30, label_smoothing=0.0, vocab_size=300, valid_every=10_000, checkpoint_every=100,
+        valid_size=4, max_length=32,
+    )
+    return dataclasses.replace(base, **changes)
+
+
+@pytest.mark.slow
+def test_tiny_model_overfits_small_set(tmp_path: Path) -> None:
+    config = small_run(tmp_path)
+    losses = train(config, TINY, progress=False)
+    assert losses[-1] < 0.2 < losses[0]
+    checkpoint = load_checkpoint(config.out)
+    tokenizer = Tokenizer.from_file(checkpoint.tokenizer_path)
+    sources = [tokenizer.encode(s) + [tokenizer.eos_id] for s, _ in PAIRS]
+    outputs = greedy_decode(checkpoint.model, sources, max_new_tokens=16)
+    assert [tokenizer.decode(h.tokens) for h in outputs] == [t for _, t in PAIRS]
+
+
+@pytest.mark.parametrize("task", ["seq2seq", "denoise", "prefix_lm"])
+def test_resume_gives_the_same_losses(tmp_path: Path, task: str) -> None:
+    straight = small_run(tmp_path / "straight", steps=40, checkpoint_every=20, task=task)
+    (tmp_path / "straight").mkdir()
+    expected = train(straight, TINY, progress=False)
+    stopped = small_run(tmp_path / "stopped", steps=40, checkpoint_every=20, task=task, stop_after=20)
+    (tmp_path / "stopped").mkdir()
+    first = train(stopped, TINY, progress=False)
+    rest = train(dataclasses.replace(stopped, stop_after=None, resume=True), TINY, progress=False)
+    assert len(first) == 20 and len(rest) == 20
+    assert first + rest == pytest.approx(expected, abs=1e-6)
+
+
+def test_generator_training_runs_and_checkpoints(tmp_path: Path) -> None:
+    config = TrainConfig(
+        out=str(tmp_path / "gen"), steps=3, batch_size=4, vocab_size=300, tokenizer_corpus=500,
+        valid_every=3, valid_size=4, checkpoint_every=3, max_length=96,
+    )
+    train(config, TINY, progress=False)
+    checkpoint = load_checkpoint(config.out)
+    assert checkpoint.metadata["step"] == 3
+    assert checkpoint.metadata["history"][0]["step"] == 3
+
+
+def test_malformed_line_stops_before_training(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    data = tmp_path / "pairs.tsv"
+    data.write_text("uno\t1\ndos 2\ntres\t3\n")
+    out = tmp_path / "run"
+    code = main(["--data", str(data), "--out", str(out), "--steps", "5"])
+    assert code == 2
+    assert ":2:" in capsys.readouterr().err
+    assert not out.exists()
+    with pytest.raises(DataError):
+        train(small_run(tmp_path, data=str(data), out=str(out)), TINY, progress=False)
