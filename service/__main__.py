@@ -7,6 +7,7 @@ environment variables. SIGTERM drains: new requests get 503, in-flight ones fini
 from __future__ import annotations
 
 import math
+import signal
 import sys
 from collections.abc import Sequence
 from types import FrameType
@@ -33,6 +34,11 @@ class DrainingServer(uvicorn.Server):
 
     def handle_exit(self, sig: int, frame: FrameType | None) -> None:
         begin_drain(self._app)
+        if sig == signal.SIGTERM:
+            # A drained SIGTERM is a clean exit (code 0): uvicorn would re-raise the captured signal
+            # after shutdown, so the process would die of it instead.
+            self.should_exit = True
+            return
         super().handle_exit(sig, frame)
 
     def fail(self, exc: BaseException) -> None:
@@ -53,8 +59,9 @@ def parse_settings(argv: Sequence[str]) -> ServiceSettings:
 
 def main(argv: Sequence[str] | None = None) -> int:
     settings = parse_settings(sys.argv[1:] if argv is None else argv)
-    configure_logging(log_format=settings.log_format, log_level=settings.log_level,
-                      secrets=settings.resolved_api_keys())
+    configure_logging(
+        log_format=settings.log_format, log_level=settings.log_level, secrets=settings.resolved_api_keys()
+    )
     app = create_app(settings)
     config = uvicorn.Config(
         app,

@@ -72,10 +72,13 @@ async def _start_engine(app: FastAPI) -> None:
             on_fatal(exc)
         return
     info = state.engine.info
-    state.metrics.set_model(name=str(info.name), version=str(info.version), variant=str(info.variant),
-                            provider=str(info.provider))
-    logger.info("model ready", extra={"model": f"{info.name}/{info.version}", "variant": info.variant,
-                                      "provider": info.provider})
+    state.metrics.set_model(
+        name=str(info.name), version=str(info.version), variant=str(info.variant), provider=str(info.provider)
+    )
+    logger.info(
+        "model ready",
+        extra={"model": f"{info.name}/{info.version}", "variant": info.variant, "provider": info.provider},
+    )
 
 
 def create_app(settings: ServiceSettings, engine: Any | None = None) -> FastAPI:
@@ -93,8 +96,8 @@ def create_app(settings: ServiceSettings, engine: Any | None = None) -> FastAPI:
     metrics = Metrics()
     if engine is None:
         engine = _build_engine(settings, metrics)
-    elif getattr(engine, "observer", None) is None and hasattr(engine, "observer"):
-        engine.observer = metrics
+    elif hasattr(engine, "observer"):
+        engine.observer = metrics  # an engine built elsewhere (tests) reports to this app's registry
 
     def engine_stats() -> tuple[int, int]:
         stats = engine.stats()

@@ -14,7 +14,11 @@ import numpy as np
 from service.engine import GenerationResult, TokenEvent
 
 FINISH_REASONS = {"eos": "eos_token", "length": "length", "stop_sequence": "stop_sequence"}
-_KIND_KEYS = (("encoder", "encoder_attention"), ("decoder", "decoder_attention"), ("cross", "cross_attention"))
+_KIND_KEYS = (
+    ("encoder", "encoder_attention"),
+    ("decoder", "decoder_attention"),
+    ("cross", "cross_attention"),
+)
 _JSON_DECIMALS = 6  # float32 probabilities: 6 decimals keep the payload small and rows summing to 1 +- 1e-5
 
 
@@ -24,8 +28,15 @@ def source_tokens(text: str, ids: Sequence[int], offsets: Sequence[tuple[int, in
     for i, token_id in enumerate(ids):
         start, end = offsets[i] if i < len(offsets) else (len(text), len(text))
         special = end <= start
-        out.append({"id": int(token_id), "text": text[start:end] if not special else "</s>", "start": start,
-                    "end": end, "special": special})
+        out.append(
+            {
+                "id": int(token_id),
+                "text": text[start:end] if not special else "</s>",
+                "start": start,
+                "end": end,
+                "special": special,
+            }
+        )
     return out
 
 
@@ -34,8 +45,15 @@ def target_tokens(tokens: Sequence[TokenEvent]) -> list[dict[str, Any]]:
     out, position = [], 0
     for token in tokens:
         text = "" if token.special else token.text
-        out.append({"id": token.id, "text": token.text, "start": position, "end": position + len(text),
-                    "special": token.special})
+        out.append(
+            {
+                "id": token.id,
+                "text": token.text,
+                "start": position,
+                "end": position + len(text),
+                "special": token.special,
+            }
+        )
         position += len(text)
     return out
 
@@ -48,7 +66,11 @@ def _layer_entry(array: np.ndarray, *, mean_heads: bool, encoding: str) -> Any:
     array = array[np.newaxis]  # (1, H, Q, K): BertViz's batch axis
     if encoding == "base64":
         half = np.ascontiguousarray(array, dtype="<f2")
-        return {"dtype": "float16", "shape": list(half.shape), "data": base64.b64encode(half.tobytes()).decode()}
+        return {
+            "dtype": "float16",
+            "shape": list(half.shape),
+            "data": base64.b64encode(half.tobytes()).decode(),
+        }
     return np.round(array, _JSON_DECIMALS).tolist()
 
 
@@ -103,7 +125,9 @@ def attention_body(
             continue
         layers = sorted(per_layer)
         body["layers"][kind] = layers
-        body[key] = [_layer_entry(per_layer[layer], mean_heads=mean_heads, encoding=encoding) for layer in layers]
+        body[key] = [
+            _layer_entry(per_layer[layer], mean_heads=mean_heads, encoding=encoding) for layer in layers
+        ]
         if kind != "encoder":
             query_len = int(np.shape(per_layer[layers[0]])[-2])
     # Decoder position 0 reads BOS, position i reads the token predicted at i - 1.

@@ -28,11 +28,17 @@ class FinishedBeam:
     logprobs: tuple[float, ...]  # includes the EOS's when finished_by_eos
     score: float
     finished_by_eos: bool
+    parent: int  # the row (in the step that finished it) whose state it extends
 
 
 class BeamSearch:
     def __init__(
-        self, *, num_beams: int, max_new_tokens: int, length_penalty: float, eos_id: int,
+        self,
+        *,
+        num_beams: int,
+        max_new_tokens: int,
+        length_penalty: float,
+        eos_id: int,
         repetition_penalty: float | None = None,
     ) -> None:
         self.num_beams = num_beams
@@ -58,10 +64,12 @@ class BeamSearch:
         After the step that ends the search, `done` is True and the returned list is empty.
         """
         if self.repetition_penalty is not None:
-            logits = np.stack([
-                apply_repetition_penalty(row, beam.tokens, self.repetition_penalty)
-                for row, beam in zip(logits, self.beams)
-            ])
+            logits = np.stack(
+                [
+                    apply_repetition_penalty(row, beam.tokens, self.repetition_penalty)
+                    for row, beam in zip(logits, self.beams)
+                ]
+            )
         log_probs = log_softmax(logits)  # (W, V)
         totals = log_probs + np.asarray([b.total for b in self.beams], dtype=np.float32)[:, None]  # float32
         vocab = totals.shape[1]
@@ -76,7 +84,9 @@ class BeamSearch:
             logprob = float(log_probs[parent, token])
             if token == self.eos_id:
                 score = total / (len(beam.tokens) + 1) ** self.length_penalty
-                self.finished.append(FinishedBeam(beam.tokens, (*beam.logprobs, logprob), score, True))
+                self.finished.append(
+                    FinishedBeam(beam.tokens, (*beam.logprobs, logprob), score, True, parent)
+                )
             else:
                 next_beams.append(Beam((*beam.tokens, token), (*beam.logprobs, logprob), total))
                 parents.append(parent)
@@ -90,15 +100,19 @@ class BeamSearch:
         self.beams = next_beams
         if self.steps >= self.max_new_tokens:
             self.finished.extend(
-                FinishedBeam(b.tokens, b.logprobs, b.total / max(len(b.tokens), 1) ** self.length_penalty, False)
-                for b in self.beams
+                FinishedBeam(
+                    b.tokens, b.logprobs, b.total / max(len(b.tokens), 1) ** self.length_penalty, False, p
+                )
+                for b, p in zip(self.beams, parents)
             )
             self.done = True
             self.beams = []
             return []
         return parents
 
+    def best_index(self) -> int:
+        """Index into `finished` of the best hypothesis by score; ties go to the earliest."""
+        return max(range(len(self.finished)), key=lambda i: (self.finished[i].score, -i))
+
     def best(self) -> FinishedBeam:
-        """The best finished hypothesis by score; ties go to the earliest."""
-        index = max(range(len(self.finished)), key=lambda i: (self.finished[i].score, -i))
-        return self.finished[index]
+        return self.finished[self.best_index()]

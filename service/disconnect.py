@@ -64,9 +64,16 @@ class EventStreamResponse(Response):
 
     media_type = "text/event-stream"
 
-    def __init__(self, events: AsyncIterator[bytes], *, on_disconnect: Callable[[], None],
-                 headers: dict[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        events: AsyncIterator[bytes],
+        *,
+        on_disconnect: Callable[[], None],
+        headers: dict[str, str] | None = None,
+    ) -> None:
         super().__init__(content=None, status_code=200, headers=headers, media_type=self.media_type)
+        # Response sets "content-length: 0" for an empty body; a stream has no length.
+        self.raw_headers = [(k, v) for k, v in self.raw_headers if k != b"content-length"]
         self.events = events
         self.on_disconnect = on_disconnect
 

@@ -36,7 +36,10 @@ class GenerationParams:
             (self.top_k is None or self.top_k >= 1, "top_k must be >= 1"),
             (self.top_p is None or 0 < self.top_p <= 1, "top_p must be in (0, 1]"),
             (self.seed is None or 0 <= self.seed < 2**63, "seed must be in [0, 2**63)"),
-            (self.repetition_penalty is None or self.repetition_penalty > 0, "repetition_penalty must be > 0"),
+            (
+                self.repetition_penalty is None or self.repetition_penalty > 0,
+                "repetition_penalty must be > 0",
+            ),
             (self.num_beams >= 1, "num_beams must be >= 1"),
             (not (self.do_sample and self.num_beams > 1), "do_sample cannot be combined with num_beams > 1"),
             (np.isfinite(self.length_penalty), "length_penalty must be finite"),
@@ -59,8 +62,10 @@ class AttentionSpec:
         if unknown or not self.kinds:
             raise InvalidInput(f"attention kinds must be a non-empty subset of {sorted(ATTENTION_KINDS)}")
         if self.layers is not None:
-            limit = min(encoder_layers if "encoder" in self.kinds else decoder_layers,
-                        decoder_layers if self.kinds & {"decoder", "cross"} else encoder_layers)
+            limit = min(
+                encoder_layers if "encoder" in self.kinds else decoder_layers,
+                decoder_layers if self.kinds & {"decoder", "cross"} else encoder_layers,
+            )
             if not self.layers or any(not 0 <= layer < limit for layer in self.layers):
                 raise InvalidInput(f"attention layers must be in [0, {limit})")
         if self.heads is not None and (not self.heads or any(not 0 <= h < heads for h in self.heads)):

@@ -16,8 +16,10 @@ from typing import Any
 request_id_var: contextvars.ContextVar[str] = contextvars.ContextVar("atento_request_id", default="-")
 
 # Anything that looks like a credential is masked before a record is written, wherever it came from.
-_SECRET = re.compile(r"(?i)(bearer\s+|api[_-]?keys?[\"']?\s*[=:]\s*[\"']?|authorization[\"']?\s*[=:]\s*[\"']?)"
-                     r"([^\s,\"'}]+)")
+_SECRET = re.compile(
+    r"(?i)(bearer\s+|api[_-]?keys?[\"']?\s*[=:]\s*[\"']?|authorization[\"']?\s*[=:]\s*[\"']?)"
+    r"([^\s,\"'}]+)"
+)
 _STANDARD_ATTRS = frozenset(vars(logging.makeLogRecord({})).keys()) | {"message", "asctime", "request_id"}
 
 
@@ -52,7 +54,8 @@ class JsonFormatter(logging.Formatter):
 
     def format(self, record: logging.LogRecord) -> str:
         entry: dict[str, Any] = {
-            "ts": time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(record.created)) + f".{int(record.msecs):03d}Z",
+            "ts": time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(record.created))
+            + f".{int(record.msecs):03d}Z",
             "level": record.levelname.lower(),
             "logger": record.name,
             "message": record.getMessage(),
@@ -74,7 +77,9 @@ class TextFormatter(logging.Formatter):
 
     def format(self, record: logging.LogRecord) -> str:
         line = super().format(record)
-        extras = [f"{k}={v}" for k, v in vars(record).items() if k not in _STANDARD_ATTRS and not k.startswith("_")]
+        extras = [
+            f"{k}={v}" for k, v in vars(record).items() if k not in _STANDARD_ATTRS and not k.startswith("_")
+        ]
         return f"{line} {' '.join(extras)}" if extras else line
 
 

@@ -13,7 +13,22 @@ from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
 
 # Latency buckets (seconds): sub-millisecond CPU steps up to a minute-long request.
 _LATENCY_BUCKETS = (
-    0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0,
+    0.0005,
+    0.001,
+    0.0025,
+    0.005,
+    0.01,
+    0.025,
+    0.05,
+    0.1,
+    0.25,
+    0.5,
+    1.0,
+    2.5,
+    5.0,
+    10.0,
+    30.0,
+    60.0,
 )
 _BATCH_BUCKETS = (1, 2, 4, 8, 16, 32, 64, 128, 256)
 
@@ -34,55 +49,85 @@ class Metrics:
         self.registry = CollectorRegistry(auto_describe=True)
         r = self.registry
         self.requests = Counter(
-            "atento_requests", "HTTP requests answered, by route template and status code.",
-            ["route", "status"], registry=r,
+            "atento_requests",
+            "HTTP requests answered, by route template and status code.",
+            ["route", "status"],
+            registry=r,
         )
         self.request_duration = Histogram(
             "atento_request_duration_seconds",
             "Time from request received to last response byte sent (streams included), by route.",
-            ["route"], buckets=_LATENCY_BUCKETS, registry=r,
+            ["route"],
+            buckets=_LATENCY_BUCKETS,
+            registry=r,
         )
         self.queue_wait = Histogram(
-            "atento_queue_wait_seconds", "Time a request waited in the queue before its encoder pass.",
-            buckets=_LATENCY_BUCKETS, registry=r,
+            "atento_queue_wait_seconds",
+            "Time a request waited in the queue before its encoder pass.",
+            buckets=_LATENCY_BUCKETS,
+            registry=r,
         )
         self.time_to_first_token = Histogram(
-            "atento_time_to_first_token_seconds", "Time from submission to the first generated token.",
-            buckets=_LATENCY_BUCKETS, registry=r,
+            "atento_time_to_first_token_seconds",
+            "Time from submission to the first generated token.",
+            buckets=_LATENCY_BUCKETS,
+            registry=r,
         )
         self.time_per_output_token = Histogram(
-            "atento_time_per_output_token_seconds", "Time between consecutive generated tokens of a request.",
-            buckets=_LATENCY_BUCKETS, registry=r,
+            "atento_time_per_output_token_seconds",
+            "Time between consecutive generated tokens of a request.",
+            buckets=_LATENCY_BUCKETS,
+            registry=r,
         )
         self.input_tokens = Counter(
-            "atento_input_tokens", "Source tokens (with EOS) of finished requests.", registry=r,
+            "atento_input_tokens",
+            "Source tokens (with EOS) of finished requests.",
+            registry=r,
         )
         self.generated_tokens = Counter(
-            "atento_generated_tokens", "Tokens generated for finished requests.", registry=r,
+            "atento_generated_tokens",
+            "Tokens generated for finished requests.",
+            registry=r,
         )
         self.batch_size = Histogram(
-            "atento_batch_size", "Sequences decoded together in one engine step.",
-            buckets=_BATCH_BUCKETS, registry=r,
+            "atento_batch_size",
+            "Sequences decoded together in one engine step.",
+            buckets=_BATCH_BUCKETS,
+            registry=r,
         )
         self.step_duration = Histogram(
-            "atento_step_duration_seconds", "Wall time of one engine decoding step.",
-            buckets=_LATENCY_BUCKETS, registry=r,
+            "atento_step_duration_seconds",
+            "Wall time of one engine decoding step.",
+            buckets=_LATENCY_BUCKETS,
+            registry=r,
         )
         self.queue_depth = Gauge(
-            "atento_queue_depth", "Requests waiting to join the running batch.", registry=r,
+            "atento_queue_depth",
+            "Requests waiting to join the running batch.",
+            registry=r,
         )
         self.running_sequences = Gauge(
-            "atento_running_sequences", "Sequences in the running batch.", registry=r,
+            "atento_running_sequences",
+            "Sequences in the running batch.",
+            registry=r,
         )
         self.rejected = Counter(
-            "atento_requests_rejected", "Requests refused before any work, by reason.", ["reason"], registry=r,
+            "atento_requests_rejected",
+            "Requests refused before any work, by reason.",
+            ["reason"],
+            registry=r,
         )
         self.cancellations = Counter(
-            "atento_cancellations", "Requests dropped mid-generation, by reason.", ["reason"], registry=r,
+            "atento_cancellations",
+            "Requests dropped mid-generation, by reason.",
+            ["reason"],
+            registry=r,
         )
         self.model_info = Gauge(
-            "atento_model_info", "Always 1; labels name the served model.",
-            ["name", "version", "variant", "provider"], registry=r,
+            "atento_model_info",
+            "Always 1; labels name the served model.",
+            ["name", "version", "variant", "provider"],
+            registry=r,
         )
         # Known label values start at 0, so rate() and absent() work before the first event.
         for reason in REJECT_REASONS:

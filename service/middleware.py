@@ -10,6 +10,7 @@ import logging
 import re
 import time
 import uuid
+
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from service.errors import InputTooLong, status_for
@@ -20,8 +21,17 @@ from service.metrics import Metrics
 logger = logging.getLogger("atento.access")
 
 _REQUEST_ID = re.compile(r"^[A-Za-z0-9._:-]{1,64}$")
-_QUIET_ROUTES = frozenset({"/metrics", "/health", "/health/live", "/health/ready", "/v2/health/live",
-                           "/v2/health/ready", "/v2/models/{name}/ready"})  # probes: access log at debug
+_QUIET_ROUTES = frozenset(
+    {
+        "/metrics",
+        "/health",
+        "/health/live",
+        "/health/ready",
+        "/v2/health/live",
+        "/v2/health/ready",
+        "/v2/models/{name}/ready",
+    }
+)  # probes: access log at debug
 
 
 def _route_label(scope: Scope) -> str:
@@ -69,9 +79,19 @@ class RequestContextMiddleware:
             route = _route_label(scope)
             self.metrics.observe_request(route=route, status=status, duration_s=duration)
             level = logging.DEBUG if route in _QUIET_ROUTES and status < 400 else logging.INFO
-            logger.log(level, "%s %s %d", scope.get("method"), scope.get("path"), status,
-                       extra={"method": scope.get("method"), "route": route, "status": status,
-                              "duration_ms": round(duration * 1000, 2)})
+            logger.log(
+                level,
+                "%s %s %d",
+                scope.get("method"),
+                scope.get("path"),
+                status,
+                extra={
+                    "method": scope.get("method"),
+                    "route": route,
+                    "status": status,
+                    "duration_ms": round(duration * 1000, 2),
+                },
+            )
             request_id_var.reset(token)
 
     async def _limit_body(self, headers: dict[str, str], receive: Receive, send: Send) -> Receive | None:
@@ -114,8 +134,16 @@ class RequestContextMiddleware:
         self.metrics.reject("too_long")
         payload = json.dumps(error_body(exc)).encode()
         status = status_for(exc)
-        await send({"type": "http.response.start", "status": status,
-                    "headers": [(b"content-type", b"application/json"),
-                                (b"content-length", str(len(payload)).encode()), (b"connection", b"close")]})
+        await send(
+            {
+                "type": "http.response.start",
+                "status": status,
+                "headers": [
+                    (b"content-type", b"application/json"),
+                    (b"content-length", str(len(payload)).encode()),
+                    (b"connection", b"close"),
+                ],
+            }
+        )
         await send({"type": "http.response.body", "body": payload})
         return status

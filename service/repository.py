@@ -22,7 +22,14 @@ TOKENIZER = "tokenizer.json"
 ENCODER_INPUTS = ("src", "src_mask")
 ENCODER_OUTPUTS = ("memory", "cross_keys", "cross_values", "encoder_attention")
 DECODER_INPUTS = (
-    "tgt", "tgt_positions", "self_mask", "past_keys", "past_values", "cross_keys", "cross_values", "src_mask",
+    "tgt",
+    "tgt_positions",
+    "self_mask",
+    "past_keys",
+    "past_values",
+    "cross_keys",
+    "cross_values",
+    "src_mask",
 )
 DECODER_OUTPUTS = ("logits", "present_keys", "present_values", "decoder_attention", "cross_attention")
 
@@ -167,7 +174,8 @@ def load_model_directory(directory: Path | str, *, variant: str | None = None) -
     for role in ("encoder", "decoder"):
         entry = _require(graphs_entry, role, dict, f"{where} graphs")
         graphs[role] = {
-            kind: _tensor_specs(entry.get(kind), f"{where} graphs.{role}.{kind}") for kind in ("inputs", "outputs")
+            kind: _tensor_specs(entry.get(kind), f"{where} graphs.{role}.{kind}")
+            for kind in ("inputs", "outputs")
         }
     return ModelFiles(
         directory=directory,
@@ -192,8 +200,12 @@ def expected_fixed_dims(model: ModelFiles) -> dict[str, dict[int, int]]:
     layers, heads, head_dim = model.n_layers, model.n_heads, model.head_dim
     cache = {0: layers, 2: heads, 4: head_dim}
     return {
-        "past_keys": cache, "past_values": cache, "present_keys": cache, "present_values": cache,
-        "cross_keys": cache, "cross_values": cache,
+        "past_keys": cache,
+        "past_values": cache,
+        "present_keys": cache,
+        "present_values": cache,
+        "cross_keys": cache,
+        "cross_values": cache,
         "memory": {2: int(model.config["d_model"])},
         "logits": {2: model.vocab_size},
         "encoder_attention": {0: model.n_encoder_layers, 2: heads},
@@ -211,8 +223,10 @@ def check_graph_signature(
         ModelLoadError: naming `file` and the first mismatching tensor.
     """
     required = {
-        ("encoder", "inputs"): ENCODER_INPUTS, ("encoder", "outputs"): ENCODER_OUTPUTS,
-        ("decoder", "inputs"): DECODER_INPUTS, ("decoder", "outputs"): DECODER_OUTPUTS,
+        ("encoder", "inputs"): ENCODER_INPUTS,
+        ("encoder", "outputs"): ENCODER_OUTPUTS,
+        ("decoder", "inputs"): DECODER_INPUTS,
+        ("decoder", "outputs"): DECODER_OUTPUTS,
     }[(role, kind)]
     by_name = {spec.name: spec for spec in actual}
     missing = [name for name in required if name not in by_name]
@@ -236,4 +250,6 @@ def check_graph_signature(
                 raise ModelLoadError(f"{file}: {name} axis {axis} is {got}, {MANIFEST} says {expected}")
         for axis, size in fixed.get(name, {}).items():
             if axis < len(spec.shape) and isinstance(spec.shape[axis], int) and spec.shape[axis] != size:
-                raise ModelLoadError(f"{file}: {name} axis {axis} is {spec.shape[axis]}, the config implies {size}")
+                raise ModelLoadError(
+                    f"{file}: {name} axis {axis} is {spec.shape[axis]}, the config implies {size}"
+                )

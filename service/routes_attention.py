@@ -21,7 +21,11 @@ from service.schemas import AttentionRequest, AttentionResponse
 
 router = APIRouter(dependencies=[Depends(require_api_key)], tags=["attention"])
 
-_LAYER_COUNT_KEYS = {"encoder": "n_encoder_layers", "decoder": "n_decoder_layers", "cross": "n_decoder_layers"}
+_LAYER_COUNT_KEYS = {
+    "encoder": "n_encoder_layers",
+    "decoder": "n_decoder_layers",
+    "cross": "n_decoder_layers",
+}
 
 
 def _check_selection(body: AttentionRequest, config: dict[str, Any]) -> None:
@@ -55,7 +59,8 @@ def _check_selection(body: AttentionRequest, config: dict[str, Any]) -> None:
         "generated with `parameters`), return source and target tokens with character offsets and the "
         "encoder self, decoder self and cross attention probabilities, selected by `kinds`, `layers` and "
         "`heads`, optionally averaged over heads.\n\n"
-        "Layout (BertViz's): `encoder_attention`, `decoder_attention` and `cross_attention` hold one entry per "
+        "Layout (BertViz's): `encoder_attention`, `decoder_attention` and `cross_attention` hold one entry "
+        "per "
         "layer listed in `layers[kind]`; each entry has shape **(1, heads, query_len, key_len)** — axis 0 a "
         "batch of one, axis 1 the heads listed in `heads` (size 1 with `mean_heads`), axis 2 the attending "
         "(query) position, axis 3 the attended (key) position. Encoder: (1, H, S, S); decoder: (1, H, T, T); "
@@ -73,7 +78,9 @@ async def attention(request: Request, body: AttentionRequest) -> Response:
     if body.target is None:
         params = generation_params(body.parameters, request.app.state.settings)
     else:
-        params = generation_params(body.parameters.model_copy(update={"num_beams": 1}), request.app.state.settings)
+        params = generation_params(
+            body.parameters.model_copy(update={"num_beams": 1}), request.app.state.settings
+        )
     spec = AttentionSpec(
         kinds=frozenset(body.kinds),
         layers=tuple(body.layers) if body.layers is not None else None,
@@ -82,6 +89,13 @@ async def attention(request: Request, body: AttentionRequest) -> Response:
     handle = engine.submit(body.inputs, params, attention=spec, forced_target=body.target)
     [result] = await results_or_disconnect([handle], request.receive)
     _, offsets = engine.tokenize(body.inputs)
-    return JSONResponse(attention_body(result, source_text=body.inputs, source_offsets=offsets,
-                                       forced=body.target is not None, mean_heads=body.mean_heads,
-                                       encoding=body.format))
+    return JSONResponse(
+        attention_body(
+            result,
+            source_text=body.inputs,
+            source_offsets=offsets,
+            forced=body.target is not None,
+            mean_heads=body.mean_heads,
+            encoding=body.format,
+        )
+    )

@@ -18,7 +18,13 @@ from service.disconnect import EventStreamResponse, results_or_disconnect
 from service.engine import AttentionSpec, GenerationParams, GenerationResult, RequestHandle, TokenEvent
 from service.errors import InputTooLong, InvalidInput, ModelNotReady, ServingError
 from service.http_errors import error_body
-from service.schemas import ErrorResponse, GenerateParameters, GenerateRequest, GenerateResponse, StreamResponse
+from service.schemas import (
+    ErrorResponse,
+    GenerateParameters,
+    GenerateRequest,
+    GenerateResponse,
+    StreamResponse,
+)
 from service.settings import ServiceSettings
 
 router = APIRouter(dependencies=[Depends(require_api_key)], tags=["generate"])
@@ -103,8 +109,10 @@ def response_body(engine: Any, text: str, p: GenerateParameters, result: Generat
     if p.details:
         prefill = []
         if p.decoder_input_details:
-            prefill = [{"id": t["id"], "text": t["text"], "logprob": None}
-                       for t in source_tokens(text, result.input_token_ids, offsets)]
+            prefill = [
+                {"id": t["id"], "text": t["text"], "logprob": None}
+                for t in source_tokens(text, result.input_token_ids, offsets)
+            ]
         body["details"] = {
             "finish_reason": FINISH_REASONS.get(result.finish_reason, result.finish_reason),
             "generated_tokens": len(result.tokens),
@@ -115,12 +123,15 @@ def response_body(engine: Any, text: str, p: GenerateParameters, result: Generat
             "best_of_sequences": None,
         }
     if p.return_attention:
-        body["attention"] = attention_body(result, source_text=text, source_offsets=offsets, forced=False,
-                                           mean_heads=False, encoding="json")
+        body["attention"] = attention_body(
+            result, source_text=text, source_offsets=offsets, forced=False, mean_heads=False, encoding="json"
+        )
     return body
 
 
-def _submit_all(engine: Any, texts: list[str], params: GenerationParams, spec: AttentionSpec | None) -> list[Any]:
+def _submit_all(
+    engine: Any, texts: list[str], params: GenerationParams, spec: AttentionSpec | None
+) -> list[Any]:
     """Submit every input before awaiting any, so they share batches; undo all if one is refused."""
     handles: list[RequestHandle] = []
     try:
@@ -144,7 +155,7 @@ async def _generate(request: Request, body: GenerateRequest) -> Response:
     spec = AttentionSpec() if p.return_attention else None
     handles = _submit_all(engine, texts, params, spec)
     results = await results_or_disconnect(handles, request.receive)
-    bodies = [response_body(engine, text, p, result) for text, result in zip(texts, results)]
+    bodies = [response_body(engine, text, p, result) for text, result in zip(texts, results, strict=True)]
     return JSONResponse(bodies if isinstance(body.inputs, list) else bodies[0])
 
 
@@ -160,8 +171,15 @@ async def _stream_events(handle: RequestHandle, text: str, p: GenerateParameters
         async for event in handle:
             if held is not None:
                 index += 1
-                yield _sse({"index": index, "token": _token(held), "top_tokens": None,
-                            "generated_text": None, "details": None})
+                yield _sse(
+                    {
+                        "index": index,
+                        "token": _token(held),
+                        "top_tokens": None,
+                        "generated_text": None,
+                        "details": None,
+                    }
+                )
             held = event
         result = await handle.result()
         if held is None and result.tokens:
@@ -170,11 +188,21 @@ async def _stream_events(handle: RequestHandle, text: str, p: GenerateParameters
             held = TokenEvent(id=-1, text="", logprob=0.0, special=True)  # nothing generated at all
         details = None
         if p.details:
-            details = {"finish_reason": FINISH_REASONS.get(result.finish_reason, result.finish_reason),
-                       "generated_tokens": len(result.tokens), "seed": result.seed}
+            details = {
+                "finish_reason": FINISH_REASONS.get(result.finish_reason, result.finish_reason),
+                "generated_tokens": len(result.tokens),
+                "seed": result.seed,
+            }
         generated = (text + result.text) if p.return_full_text else result.text
-        yield _sse({"index": index + 1, "token": _token(held), "top_tokens": None,
-                    "generated_text": generated, "details": details})
+        yield _sse(
+            {
+                "index": index + 1,
+                "token": _token(held),
+                "top_tokens": None,
+                "generated_text": generated,
+                "details": details,
+            }
+        )
     except ServingError as exc:  # headers are sent: the error travels in the stream, as in TGI
         yield _sse(error_body(exc))
 
@@ -206,8 +234,11 @@ async def generate(request: Request, body: GenerateRequest) -> Response:
     return await _generate(request, body)
 
 
-@router.post("/generate_stream", responses={**_STREAM_DOC, **ERROR_RESPONSES}, response_class=EventStreamResponse,
-             summary="Generate, streaming tokens as Server-Sent Events (TGI)")
+@router.post(
+    "/generate_stream",
+    responses={**_STREAM_DOC, **ERROR_RESPONSES},
+    summary="Generate, streaming tokens as Server-Sent Events (TGI)",
+)
 async def generate_stream(request: Request, body: GenerateRequest) -> Response:
     return await _generate_stream(request, body)
 
@@ -217,7 +248,8 @@ async def generate_stream(request: Request, body: GenerateRequest) -> Response:
     response_model=GenerateResponse | list[GenerateResponse],
     responses={**_STREAM_DOC, **ERROR_RESPONSES},
     summary="Generate or stream (TGI's compat route)",
-    description='As /generate; with `"stream": true`, as /generate_stream. huggingface_hub\'s InferenceClient '
+    description='As /generate; with `"stream": true`, as /generate_stream. '
+    "huggingface_hub's InferenceClient "
     "posts here.",
 )
 async def compat_generate(request: Request, body: GenerateRequest) -> Response:

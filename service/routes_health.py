@@ -34,7 +34,9 @@ def _ready_response(request: Request) -> Response:
     return JSONResponse(error_body(problem), status_code=status_for(problem))
 
 
-@router.get("/health", responses=_NOT_READY, response_model=HealthStatus, summary="TGI's health: 200 once ready")
+@router.get(
+    "/health", responses=_NOT_READY, response_model=HealthStatus, summary="TGI's health: 200 once ready"
+)
 async def health(request: Request) -> Response:
     return _ready_response(request)
 
@@ -44,8 +46,12 @@ async def live() -> Response:
     return JSONResponse({"status": "live"})
 
 
-@router.get("/health/ready", responses=_NOT_READY, response_model=HealthStatus,
-            summary="Readiness: model loaded and warmed up, not shutting down")
+@router.get(
+    "/health/ready",
+    responses=_NOT_READY,
+    response_model=HealthStatus,
+    summary="Readiness: model loaded and warmed up, not shutting down",
+)
 async def ready(request: Request) -> Response:
     return _ready_response(request)
 
@@ -77,7 +83,11 @@ async def v2_model_ready(request: Request, name: str) -> Response:
     return JSONResponse(error_body(problem), status_code=status_for(problem))
 
 
-@router.get("/metrics", response_class=Response, summary="Prometheus metrics (text format)",
-            responses={200: {"content": {"text/plain": {}}}})
+@router.get(
+    "/metrics",
+    response_class=Response,
+    summary="Prometheus metrics (text format)",
+    responses={200: {"content": {"text/plain": {}}}},
+)
 async def metrics(request: Request) -> Response:
     return Response(request.app.state.metrics.render(), media_type=CONTENT_TYPE_LATEST)

@@ -61,8 +61,12 @@ def info_body(engine: Any, settings: ServiceSettings) -> dict[str, Any]:
 def build_info_router() -> APIRouter:
     router = APIRouter(dependencies=[Depends(require_api_key)], tags=["info"])
 
-    @router.get("/info", response_model=InfoResponse, responses=ERROR_RESPONSES,
-                summary="Model name and version, architecture, files' sha256, variant, provider, limits")
+    @router.get(
+        "/info",
+        response_model=InfoResponse,
+        responses=ERROR_RESPONSES,
+        summary="Model name and version, architecture, files' sha256, variant, provider, limits",
+    )
     async def info(request: Request) -> Response:
         engine = request.app.state.engine
         if not engine.ready:
@@ -88,7 +92,9 @@ def build_viewer_router(static_dir: Path) -> APIRouter:
     async def viewer() -> Response:
         if index.is_file():
             return FileResponse(index, media_type="text/html")
-        return JSONResponse({"error": "no viewer installed (service/static/index.html)", "error_type": "not_found"},
-                            status_code=404)
+        return JSONResponse(
+            {"error": "no viewer installed (service/static/index.html)", "error_type": "not_found"},
+            status_code=404,
+        )
 
     return router

@@ -198,14 +198,19 @@ class OnnxRunner:
         self.provider = providers[0]
         self._encoder = self._session(model.encoder, runtime, providers, runtime.allow_spinning)
         self._decoder = self._session(model.decoder, runtime, providers, runtime.decoder_allow_spinning)
-        for role, session, path in (("encoder", self._encoder, model.encoder), ("decoder", self._decoder, model.decoder)):
+        for role, session, path in (
+            ("encoder", self._encoder, model.encoder),
+            ("decoder", self._decoder, model.decoder),
+        ):
             for kind, args in (("inputs", session.get_inputs()), ("outputs", session.get_outputs())):
                 specs = [TensorSpec(a.name, _ORT_DTYPES.get(a.type, a.type), tuple(a.shape)) for a in args]
                 check_graph_signature(model, role, kind, specs, file=path)
         self._bind = self.provider == "CUDAExecutionProvider" and runtime.io_binding
 
     @staticmethod
-    def _session(path: Any, runtime: RuntimeSettings, providers: list[str], spinning: bool) -> ort.InferenceSession:
+    def _session(
+        path: Any, runtime: RuntimeSettings, providers: list[str], spinning: bool
+    ) -> ort.InferenceSession:
         try:
             return ort.InferenceSession(
                 str(path), sess_options=session_options(runtime, allow_spinning=spinning), providers=providers
@@ -230,17 +235,25 @@ class OnnxRunner:
             outputs, keys, values = self._decode_bound(feeds, cache, names)
         else:
             feeds.update(
-                past_keys=_host(cache.keys), past_values=_host(cache.values),
-                cross_keys=cache.cross_keys, cross_values=cache.cross_values,
+                past_keys=_host(cache.keys),
+                past_values=_host(cache.values),
+                cross_keys=cache.cross_keys,
+                cross_values=cache.cross_values,
             )
             outputs = self._decoder.run(names, feeds)
             keys, values = outputs[1], outputs[2]
         new_cache = KvCache(
-            keys, values, feeds["self_mask"], cache.cross_keys, cache.cross_values, cache.src_mask,
+            keys,
+            values,
+            feeds["self_mask"],
+            cache.cross_keys,
+            cache.cross_values,
+            cache.src_mask,
             device=cache.device,
         )
         return DecoderOutput(
-            logits=outputs[0], cache=new_cache,
+            logits=outputs[0],
+            cache=new_cache,
             self_attention=outputs[3] if attention else None,
             cross_attention=outputs[4] if attention else None,
         )
@@ -263,7 +276,9 @@ class OnnxRunner:
             if isinstance(value, ort.OrtValue):
                 binding.bind_ortvalue_input(name, value)
             else:
-                binding.bind_ortvalue_input(name, ort.OrtValue.ortvalue_from_numpy(np.ascontiguousarray(value), "cuda", 0))
+                binding.bind_ortvalue_input(
+                    name, ort.OrtValue.ortvalue_from_numpy(np.ascontiguousarray(value), "cuda", 0)
+                )
         for name in names:
             binding.bind_output(name, "cuda" if name.startswith("present_") else "cpu")
         self._decoder.run_with_iobinding(binding)

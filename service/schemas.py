@@ -33,20 +33,25 @@ class GenerateParameters(BaseModel):
     top_p: float | None = Field(None, gt=0, le=1, description="Nucleus sampling mass, in (0, 1].")
     seed: int | None = Field(None, ge=0, description="Sampling seed; the response reports the one used.")
     stop: list[str] = Field(
-        default_factory=list, max_length=8,
+        default_factory=list,
+        max_length=8,
         description="Stop sequences; the generated text keeps the stop string (finish_reason stop_sequence).",
     )
     repetition_penalty: float | None = Field(None, gt=0, description="CTRL-style penalty (> 0, 1 = none).")
     details: bool = Field(False, description="Return `details` (finish reason, tokens with logprobs, seed).")
     decoder_input_details: bool = Field(
-        False, description="Also return `details.prefill`: the source tokens (logprob null: they are not scored)."
+        False,
+        description="Also return `details.prefill`: the source tokens (logprob null: they are not scored).",
     )
     return_full_text: bool | None = Field(False, description="Prefix the input to `generated_text`.")
-    num_beams: int = Field(1, ge=1, description="atento extension: beam width (> 1 = beam search, no sampling).")
+    num_beams: int = Field(
+        1, ge=1, description="atento extension: beam width (> 1 = beam search, no sampling)."
+    )
     length_penalty: float = Field(1.0, description="atento extension: beam score / length ** length_penalty.")
     return_attention: bool = Field(
         False,
-        description="atento extension: add `attention` (all kinds, layers and heads, JSON numbers; the layout "
+        description="atento extension: add `attention` (all kinds, layers and heads, JSON numbers; "
+        "the layout "
         "of POST /attention) to each response. Not available when streaming.",
     )
     # TGI parameters that atento does not implement: neutral values only.
@@ -95,17 +100,24 @@ class GenerateRequest(BaseModel):
         json_schema_extra={
             "examples": [
                 {"inputs": _EXAMPLE_INPUT, "parameters": {"max_new_tokens": 32}},
-                {"inputs": _EXAMPLE_INPUT, "parameters": {"max_new_tokens": 32, "details": True, "num_beams": 4}},
+                {
+                    "inputs": _EXAMPLE_INPUT,
+                    "parameters": {"max_new_tokens": 32, "details": True, "num_beams": 4},
+                },
                 {"inputs": [_EXAMPLE_INPUT, "El 1 de mayo."], "parameters": {"max_new_tokens": 32}},
                 {"inputs": _EXAMPLE_INPUT, "parameters": {"max_new_tokens": 32}, "stream": True},
             ]
         }
     )
 
-    inputs: Annotated[str, Field(min_length=1)] | Annotated[list[Annotated[str, Field(min_length=1)]], Field(
-        min_length=1)] = Field(description="Source text, or a list of them (the response is then a list).")
+    inputs: (
+        Annotated[str, Field(min_length=1)]
+        | Annotated[list[Annotated[str, Field(min_length=1)]], Field(min_length=1)]
+    ) = Field(description="Source text, or a list of them (the response is then a list).")
     parameters: GenerateParameters = Field(default_factory=GenerateParameters)
-    stream: bool = Field(False, description="POST / only: stream Server-Sent Events as /generate_stream does.")
+    stream: bool = Field(
+        False, description="POST / only: stream Server-Sent Events as /generate_stream does."
+    )
 
 
 class Token(BaseModel):
@@ -158,7 +170,8 @@ class EncodedArray(BaseModel):
 LayerAttention = list[list[list[list[float]]]] | EncodedArray
 
 _SHAPES = (
-    "One entry per selected layer (in `layers` order), each of shape (1, heads, query_len, key_len): axis 0 is "
+    "One entry per selected layer (in `layers` order), each of shape (1, heads, query_len, key_len): "
+    "axis 0 is "
     "a batch of one (BertViz's layout), axis 1 the selected heads (`heads` order; one when `mean_heads`), "
     "axis 2 the attending position, axis 3 the attended position; each row sums to 1 over the "
     "real keys. JSON numbers, or EncodedArray when format is base64."
@@ -187,7 +200,8 @@ class AttentionRequest(BaseModel):
         default_factory=GenerateParameters, description="How to generate when `target` is null."
     )
     kinds: list[AttentionKind] = Field(
-        default_factory=lambda: ["encoder", "decoder", "cross"], min_length=1,
+        default_factory=lambda: ["encoder", "decoder", "cross"],
+        min_length=1,
         description="Which attention to return: encoder self, decoder (masked) self, cross.",
     )
     layers: list[int] | None = Field(None, min_length=1, description="Layer indices (0-based); null = all.")
@@ -211,7 +225,9 @@ class AttentionResponse(BaseModel):
     target_text: str = Field(description="The forced target or the generated text.")
     forced: bool = Field(description="True when `target` was given (teacher forcing).")
     finish_reason: FinishReason | None = Field(None, description="Only when the model generated the target.")
-    source_tokens: list[AlignedToken] = Field(description="Source tokens (with EOS) and offsets in source_text.")
+    source_tokens: list[AlignedToken] = Field(
+        description="Source tokens (with EOS) and offsets in source_text."
+    )
     target_tokens: list[AlignedToken] = Field(
         description="Output tokens and offsets in target_text; decoder position i predicted target_tokens[i]."
     )
@@ -219,11 +235,15 @@ class AttentionResponse(BaseModel):
     decoder_tokens: list[str] = Field(
         description="Labels of the T decoder positions: the token each position reads (BOS first)."
     )
-    layers: dict[str, list[int]] = Field(description="Per kind (encoder, decoder, cross): the layer of each entry.")
+    layers: dict[str, list[int]] = Field(
+        description="Per kind (encoder, decoder, cross): the layer of each entry."
+    )
     heads: list[int] = Field(description="Heads along axis 1; before averaging when mean_heads.")
     mean_heads: bool
     format: Literal["json", "base64"]
-    encoder_attention: list[LayerAttention] | None = Field(None, description="Encoder self: (1, H, S, S). " + _SHAPES)
+    encoder_attention: list[LayerAttention] | None = Field(
+        None, description="Encoder self: (1, H, S, S). " + _SHAPES
+    )
     decoder_attention: list[LayerAttention] | None = Field(
         None, description="Decoder masked self: (1, H, T, T), zero above the diagonal. " + _SHAPES
     )
@@ -239,7 +259,9 @@ class GenerateResponse(BaseModel):
 class ErrorResponse(BaseModel):
     """The one error body of every endpoint (TGI's)."""
 
-    model_config = ConfigDict(json_schema_extra={"examples": [{"error": "queue full", "error_type": "overloaded"}]})
+    model_config = ConfigDict(
+        json_schema_extra={"examples": [{"error": "queue full", "error_type": "overloaded"}]}
+    )
 
     error: str
     error_type: str

@@ -75,6 +75,6 @@ class IncrementalDetokenizer:
         if not full.startswith(self.text):  # cleanup changed earlier text: emit nothing, keep the new text
             self.text = full
             return ""
-        piece = full[len(self.text):]
+        piece = full[len(self.text) :]
         self.text = full
         return piece

@@ -1,0 +1,408 @@
+"""One decoding step of the running batch: encode joiners, decode every row once, choose tokens,
+retire the finished. Synchronous and deterministic; the engine's worker thread drives it, unit tests
+drive it with a fake runner. Imports no onnxruntime and no asyncio.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+import numpy as np
+
+from service.beam import BeamSearch
+from service.generation import Attention, AttentionSpec, GenerationParams, GenerationResult, TokenEvent
+from service.runner import EncoderBatch, KvCache, Runner
+from service.sampling import TokenChooser, log_softmax
+
+
+class Detokenizing(Protocol):
+    def decode(self, ids: Sequence[int]) -> str: ...
+
+
+@dataclass(frozen=True)
+class SpecialIds:
+    pad: int
+    bos: int
+    eos: int
+
+
+@dataclass(frozen=True)
+class Request:
+    id: str
+    source_ids: list[int]  # EOS included
+    params: GenerationParams  # max_new_tokens already clipped to the model
+    seed: int | None = None
+    attention: AttentionSpec | None = None
+    forced_target: list[int] | None = None  # teacher forcing: target ids without BOS/EOS
+
+
+class StepFailed(Exception):
+    """An exception inside a step; `request_ids` are the requests it took down."""
+
+    def __init__(self, request_ids: list[str], cause: BaseException) -> None:
+        super().__init__(f"step failed for {len(request_ids)} request(s): {cause!r}")
+        self.request_ids = request_ids
+        self.cause = cause
+
+
+@dataclass
+class StepOutcome:
+    tokens: list[tuple[str, TokenEvent]] = field(default_factory=list)  # streamed in order
+    results: dict[str, GenerationResult] = field(default_factory=dict)
+    rows: int = 0  # decoder batch size of this step
+
+
+class _Text:
+    """Streamed token texts that always concatenate to decode(ids so far)."""
+
+    def __init__(self, tokenizer: Detokenizing) -> None:
+        self._tokenizer = tokenizer
+        self.ids: list[int] = []
+        self.text = ""
+
+    def push(self, token_id: int, *, final: bool) -> str:
+        self.ids.append(token_id)
+        full = self._tokenizer.decode(self.ids)
+        if (not final and full.endswith("\ufffd")) or not full.startswith(self.text):
+            return ""  # an unfinished multi-byte character: emit it with a later token
+        piece, self.text = full[len(self.text) :], full
+        return piece
+
+    def flush(self) -> str:
+        full = self._tokenizer.decode(self.ids)
+        piece = full[len(self.text) :] if full.startswith(self.text) else ""
+        self.text = full
+        return piece
+
+
+@dataclass
+class _AttentionLog:
+    """Attention probabilities of one row's positions, only the layers and heads asked for."""
+
+    spec: AttentionSpec
+    source_len: int
+    encoder: np.ndarray | None = None  # (l, h, S, S)
+    decoder: list[np.ndarray] = field(default_factory=list)  # per position: (l, h, t+1)
+    cross: list[np.ndarray] = field(default_factory=list)  # per position: (l, h, S)
+
+    def select(self, array: np.ndarray) -> np.ndarray:
+        """(L, H, ...) -> (l, h, ...)."""
+        if self.spec.layers is not None:
+            array = array[list(self.spec.layers)]
+        if self.spec.heads is not None:
+            array = array[:, list(self.spec.heads)]
+        return array
+
+    def fork(self) -> _AttentionLog:
+        return _AttentionLog(self.spec, self.source_len, self.encoder, list(self.decoder), list(self.cross))
+
+    def build(self, *, n_heads: int, n_layers: int, n_encoder_layers: int) -> Attention:
+        kinds = self.spec.kinds
+        heads = tuple(self.spec.heads) if self.spec.heads is not None else tuple(range(n_heads))
+
+        def layer_ids(total: int) -> list[int]:
+            return list(self.spec.layers) if self.spec.layers is not None else list(range(total))
+
+        encoder: dict[int, np.ndarray] = {}
+        if "encoder" in kinds and self.encoder is not None:
+            encoder = {layer: self.encoder[i] for i, layer in enumerate(layer_ids(n_encoder_layers))}
+        decoder: dict[int, np.ndarray] = {}
+        cross: dict[int, np.ndarray] = {}
+        length = len(self.decoder) if "decoder" in kinds else len(self.cross)
+        if "decoder" in kinds and self.decoder:
+            square = np.zeros((*self.decoder[0].shape[:2], length, length), dtype=np.float32)
+            for t, row in enumerate(self.decoder):
+                square[:, :, t, : t + 1] = row
+            decoder = {layer: square[i] for i, layer in enumerate(layer_ids(n_layers))}
+        if "cross" in kinds and self.cross:
+            stacked = np.stack(self.cross, axis=2)  # (l, h, T, S)
+            cross = {layer: stacked[i] for i, layer in enumerate(layer_ids(n_layers))}
+        return Attention(encoder=encoder, decoder=decoder, cross=cross, heads=heads)
+
+
+@dataclass
+class _Active:
+    request: Request
+    text: _Text
+    chooser: TokenChooser | None = None
+    beam: BeamSearch | None = None
+    last_tokens: list[int] = field(default_factory=list)  # one per row
+    generated: list[int] = field(default_factory=list)
+    events: list[TokenEvent] = field(default_factory=list)
+    logs: list[_AttentionLog] = field(default_factory=list)  # one per row when attention is asked for
+    finished_logs: list[_AttentionLog] = field(default_factory=list)  # beam: one per finished hypothesis
+    stop_scan_from: int = 0
+
+    @property
+    def width(self) -> int:
+        return len(self.last_tokens)
+
+    def wants(self, kind: str) -> bool:
+        spec = self.request.attention
+        return spec is not None and kind in spec.kinds
+
+
+@dataclass(frozen=True)
+class ModelShape:
+    n_layers: int
+    n_encoder_layers: int
+    n_heads: int
+
+
+class BatchExecutor:
+    """The running batch: its KV cache (rows grouped by request) and each request's decoding state."""
+
+    def __init__(
+        self, runner: Runner, tokenizer: Detokenizing, *, special: SpecialIds, shape: ModelShape
+    ) -> None:
+        self.runner = runner
+        self.tokenizer = tokenizer
+        self.special = special
+        self.shape = shape
+        self._active: dict[str, _Active] = {}  # insertion order = row order
+        self._cache: KvCache | None = None
+
+    @property
+    def rows(self) -> int:
+        return sum(a.width for a in self._active.values())
+
+    @property
+    def request_ids(self) -> list[str]:
+        return list(self._active)
+
+    def reset(self) -> list[str]:
+        """Forget the whole batch (after a failed step); returns the ids it held."""
+        ids = list(self._active)
+        self._active.clear()
+        self._cache = None
+        return ids
+
+    def drop(self, request_ids: Sequence[str]) -> None:
+        """Remove requests (cancelled, past deadline) and their rows before the next step."""
+        gone = set(request_ids) & set(self._active)
+        if not gone:
+            return
+        keep: list[int] = []
+        row = 0
+        for request_id, active in self._active.items():
+            if request_id not in gone:
+                keep.extend(range(row, row + active.width))
+            row += active.width
+        for request_id in gone:
+            del self._active[request_id]
+        self._cache = self._cache.filter(keep) if (self._cache is not None and keep) else None
+
+    def step(self, join: Sequence[Request]) -> StepOutcome:
+        """Admit `join` (one batched encoder pass), then one decoder step for every row.
+
+        Raises:
+            StepFailed: naming the requests the failure took down (only the joiners when the encoder
+                failed; the whole batch, which is then reset, when the decoder step failed).
+        """
+        outcome = StepOutcome()
+        if join:
+            try:
+                self._admit(join, outcome)
+            except Exception as error:
+                for request in join:
+                    self._active.pop(request.id, None)
+                raise StepFailed([r.id for r in join], error) from error
+        if not self._active:
+            return outcome
+        try:
+            self._decode(outcome)
+        except Exception as error:
+            raise StepFailed(self.reset(), error) from error
+        return outcome
+
+    def _admit(self, join: Sequence[Request], outcome: StepOutcome) -> None:
+        batch = EncoderBatch.from_sources([r.source_ids for r in join], pad_id=self.special.pad)
+        wants_encoder = any(r.attention is not None and "encoder" in r.attention.kinds for r in join)
+        encoded = self.runner.encode(batch, attention=wants_encoder)
+        joined: list[int] = []
+        for row, request in enumerate(join):
+            active = self._new_active(request)
+            if request.attention is not None:
+                log = _AttentionLog(request.attention, len(request.source_ids))
+                if encoded.attention is not None and "encoder" in request.attention.kinds:
+                    s = len(request.source_ids)
+                    log.encoder = log.select(encoded.attention[:, row, :, :s, :s]).copy()
+                active.logs = [log]
+            if request.forced_target is not None:
+                outcome.results[request.id] = self._teacher_force(active, encoded.cache.filter([row]))
+                outcome.tokens.extend((request.id, e) for e in active.events)
+                continue
+            self._active[request.id] = active
+            joined.append(row)
+        if joined:
+            fresh = encoded.cache.filter(joined)
+            self._cache = fresh if self._cache is None else KvCache.concatenate([self._cache, fresh])
+
+    def _new_active(self, request: Request) -> _Active:
+        params = request.params
+        active = _Active(request=request, text=_Text(self.tokenizer), last_tokens=[self.special.bos])
+        if params.num_beams > 1:
+            active.beam = BeamSearch(
+                num_beams=params.num_beams,
+                max_new_tokens=params.max_new_tokens,
+                length_penalty=params.length_penalty,
+                eos_id=self.special.eos,
+                repetition_penalty=params.repetition_penalty,
+            )
+        else:
+            active.chooser = TokenChooser(params, seed=request.seed)
+        return active
+
+    def _teacher_force(self, active: _Active, cache: KvCache) -> GenerationResult:
+        """One decoder call over BOS + target: log-probabilities of target + EOS, and attention."""
+        target = list(active.request.forced_target or [])
+        tgt = np.asarray([[self.special.bos, *target]], dtype=np.int64)
+        out = self.runner.decode(tgt, cache, attention=active.request.attention is not None)
+        logprobs = log_softmax(out.logits[0])  # (T, V)
+        for position, token in enumerate([*target, self.special.eos]):
+            is_eos = token == self.special.eos and position == len(target)
+            text = active.text.push(token, final=is_eos) if not is_eos else active.text.flush()
+            active.events.append(TokenEvent(token, text, float(logprobs[position, token]), is_eos))
+        if active.logs and out.self_attention is not None and out.cross_attention is not None:
+            log = active.logs[0]
+            s = len(active.request.source_ids)
+            for t in range(tgt.shape[1]):
+                log.decoder.append(log.select(out.self_attention[:, 0, :, t, : t + 1]).copy())
+                log.cross.append(log.select(out.cross_attention[:, 0, :, t, :s]).copy())
+        active.generated = target
+        return self._result(active, "eos")
+
+    def _decode(self, outcome: StepOutcome) -> None:
+        assert self._cache is not None  # noqa: S101 - invariant: active rows always have a cache
+        tokens = np.asarray([[t] for a in self._active.values() for t in a.last_tokens], dtype=np.int64)
+        wants = any(a.wants("decoder") or a.wants("cross") for a in self._active.values())
+        out = self.runner.decode(tokens, self._cache, attention=wants)
+        outcome.rows = tokens.shape[0]
+        logits = out.logits[:, -1]  # (B, V)
+        keep: list[int] = []
+        row = 0
+        for request_id, active in list(self._active.items()):
+            rows = range(row, row + active.width)
+            row += active.width
+            if active.logs:
+                self._log_attention(
+                    active, rows, out.cache.self_mask, out.self_attention, out.cross_attention
+                )
+            if active.beam is not None:
+                before = len(active.beam.finished)
+                parents = active.beam.step(logits[rows.start : rows.stop])
+                active.last_tokens = active.beam.last_tokens(self.special.bos)
+                if active.logs:
+                    active.finished_logs += [
+                        active.logs[f.parent].fork() for f in active.beam.finished[before:]
+                    ]
+                    active.logs = [active.logs[p].fork() for p in parents]
+                if active.beam.done:
+                    outcome.results[request_id] = self._finish_beam(active)
+                    outcome.tokens.extend((request_id, e) for e in active.events)
+                    del self._active[request_id]
+                else:
+                    keep.extend(rows.start + p for p in parents)
+                continue
+            reason = self._advance(active, logits[rows.start], outcome)
+            if reason is None:
+                keep.extend(rows)
+            else:
+                outcome.results[request_id] = self._result(active, reason)
+                del self._active[request_id]
+        if not self._active:
+            self._cache = None
+        elif keep == list(range(out.cache.batch)):
+            self._cache = (
+                out.cache
+            )  # same rows in the same order: no copy (and the cache stays on the device)
+        else:
+            self._cache = out.cache.filter(keep)
+
+    def _advance(self, active: _Active, logits: np.ndarray, outcome: StepOutcome) -> str | None:
+        """Greedy or sampled next token for a one-row request; returns its finish reason, if any."""
+        assert active.chooser is not None  # noqa: S101 - set for every non-beam request
+        token, logprob = active.chooser.choose(logits, active.generated)
+        params = active.request.params
+        if token == self.special.eos:
+            event = TokenEvent(token, active.text.flush(), logprob, True)
+            reason: str | None = "eos"
+        else:
+            active.generated.append(token)
+            active.last_tokens = [token]
+            final = len(active.generated) >= params.max_new_tokens
+            event = TokenEvent(token, active.text.push(token, final=final), logprob, False)
+            reason = "length" if final else None
+            if params.stop and self._hit_stop(active):
+                reason = "stop_sequence"
+                if not final:
+                    event = TokenEvent(token, event.text + active.text.flush(), logprob, False)
+        active.events.append(event)
+        outcome.tokens.append((active.request.id, event))
+        return reason
+
+    def _hit_stop(self, active: _Active) -> bool:
+        text = self.tokenizer.decode(active.generated)
+        longest = max(len(s) for s in active.request.params.stop)
+        start = max(0, active.stop_scan_from - longest + 1)
+        active.stop_scan_from = len(text)
+        return any(s in text[start:] for s in active.request.params.stop)
+
+    def _finish_beam(self, active: _Active) -> GenerationResult:
+        assert active.beam is not None  # noqa: S101
+        best_index = active.beam.best_index()
+        best = active.beam.finished[best_index]
+        if active.logs:
+            active.logs = [active.finished_logs[best_index]]
+        tokens = list(best.tokens)
+        reason = "eos" if best.finished_by_eos else "length"
+        stops = active.request.params.stop
+        for count in range(1, len(tokens) + 1) if stops else ():
+            if any(s in self.tokenizer.decode(tokens[:count]) for s in stops):
+                tokens, reason = tokens[:count], "stop_sequence"
+                break
+        for position, token in enumerate(tokens):
+            final = position == len(tokens) - 1 and reason != "eos"
+            active.events.append(
+                TokenEvent(token, active.text.push(token, final=final), best.logprobs[position], False)
+            )
+        if reason == "eos":
+            active.events.append(TokenEvent(self.special.eos, active.text.flush(), best.logprobs[-1], True))
+        active.generated = tokens
+        return self._result(active, reason)
+
+    def _log_attention(
+        self,
+        active: _Active,
+        rows: range,
+        self_mask: np.ndarray,
+        self_attention: np.ndarray | None,
+        cross_attention: np.ndarray | None,
+    ) -> None:
+        s = len(active.request.source_ids)
+        for log, row in zip(active.logs, rows):
+            if self_attention is not None and "decoder" in log.spec.kinds:
+                real = self_mask[row]  # (P+1,) the row's real keys, padding removed
+                log.decoder.append(log.select(self_attention[:, row, :, 0][..., real]).copy())
+            if cross_attention is not None and "cross" in log.spec.kinds:
+                log.cross.append(log.select(cross_attention[:, row, :, 0, :s]).copy())
+
+    def _result(self, active: _Active, reason: str) -> GenerationResult:
+        attention = None
+        if active.logs:
+            attention = active.logs[0].build(
+                n_heads=self.shape.n_heads,
+                n_layers=self.shape.n_layers,
+                n_encoder_layers=self.shape.n_encoder_layers,
+            )
+        return GenerationResult(
+            text=self.tokenizer.decode(active.generated),
+            token_ids=list(active.generated),
+            tokens=list(active.events),
+            finish_reason=reason,
+            input_token_ids=list(active.request.source_ids),
+            seed=active.request.seed,
+            attention=attention,
+        )

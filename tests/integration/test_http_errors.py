@@ -1,0 +1,99 @@
+"""Every error status, with the one error body, against a real uvicorn (fake engine)."""
+
+from __future__ import annotations
+
+import threading
+
+import httpx
+import pytest
+from fake_engine import FakeEngine
+
+
+def _is_error(r: httpx.Response, status: int, error_type: str | None = None) -> dict:
+    assert r.status_code == status, r.text
+    body = r.json()
+    assert set(body) >= {"error", "error_type"} and body["error"]
+    if error_type:
+        assert body["error_type"] == error_type
+    return body
+
+
+@pytest.mark.parametrize(
+    "parameters",
+    [
+        {"temperature": 0},
+        {"top_p": 1.5},
+        {"top_k": 0},
+        {"max_new_tokens": 0},
+        {"max_new_tokens": 10_000},
+        {"num_beams": 2, "do_sample": True},
+        {"grammar": {"type": "json", "value": {}}},
+        {"best_of": 2},
+        {"repetition_penalty": -1},
+        {"stop": [""]},
+    ],
+)
+def test_invalid_parameters_422(fake_server, parameters):
+    s = fake_server()
+    _is_error(
+        httpx.post(f"{s.url}/generate", json={"inputs": "a", "parameters": parameters}), 422, "invalid_input"
+    )
+
+
+def test_invalid_bodies_422(fake_server):
+    s = fake_server()
+    _is_error(httpx.post(f"{s.url}/generate", json={"inputs": ""}), 422)
+    _is_error(
+        httpx.post(f"{s.url}/generate", content=b"{not json", headers={"content-type": "application/json"}),
+        422,
+    )
+    _is_error(httpx.post(f"{s.url}/attention", json={"inputs": "a", "heads": [5]}), 422)
+    _is_error(httpx.post(f"{s.url}/attention", json={"inputs": "a", "kinds": ["nope"]}), 422)
+    assert 'atento_requests_rejected_total{reason="invalid"} 4.0' in httpx.get(f"{s.url}/metrics").text
+
+
+def test_too_long_413(fake_server):
+    s = fake_server(max_body_bytes=2000, max_batch_inputs=2)
+    _is_error(httpx.post(f"{s.url}/generate", json={"inputs": "a" * 100}), 413, "input_too_long")
+    _is_error(httpx.post(f"{s.url}/generate", json={"inputs": "a" * 3000}), 413)
+    chunked = httpx.post(f"{s.url}/generate", content=iter([b'{"inputs": "', b"a" * 3000, b'"}']))
+    _is_error(chunked, 413)
+    _is_error(httpx.post(f"{s.url}/generate", json={"inputs": ["a", "b", "c"]}), 413)
+    assert 'atento_requests_rejected_total{reason="too_long"} 4.0' in httpx.get(f"{s.url}/metrics").text
+
+
+def test_overloaded_429_with_retry_after(fake_server):
+    s = fake_server(engine=FakeEngine(step_delay_s=0.05, max_queue=1))
+    first = threading.Thread(
+        target=httpx.post, args=(f"{s.url}/generate",), kwargs={"json": {"inputs": "abcdef"}}
+    )
+    first.start()
+    try:
+        while not s.engine.in_flight:
+            pass
+        r = httpx.post(f"{s.url}/generate", json={"inputs": "b"})
+        _is_error(r, 429, "overloaded")
+        assert r.headers["retry-after"] == "2"
+    finally:
+        first.join()
+
+
+def test_not_ready_503(fake_server):
+    s = fake_server(engine=FakeEngine(start_delay_s=3), wait_ready=False)
+    _is_error(httpx.post(f"{s.url}/generate", json={"inputs": "a"}), 503, "model_not_ready")
+    _is_error(httpx.get(f"{s.url}/health/ready"), 503)
+    _is_error(httpx.get(f"{s.url}/health"), 503)
+    assert httpx.get(f"{s.url}/v2/health/ready").status_code == 503
+    assert httpx.get(f"{s.url}/health/live").status_code == 200
+    assert httpx.get(f"{s.url}/v2/health/live").status_code == 200
+
+
+def test_deadline_504(fake_server):
+    s = fake_server(engine=FakeEngine(step_delay_s=0.05), request_timeout_s=0.12)
+    _is_error(httpx.post(f"{s.url}/generate", json={"inputs": "abcdefghij"}), 504, "deadline_exceeded")
+    assert 'atento_cancellations_total{reason="deadline"} 1.0' in httpx.get(f"{s.url}/metrics").text
+
+
+def test_unknown_route_404_same_body(fake_server):
+    s = fake_server()
+    _is_error(httpx.get(f"{s.url}/nope"), 404)

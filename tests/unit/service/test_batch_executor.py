@@ -1,0 +1,90 @@
+"""The executor and scheduler together, driven by a FakeRunner and a fake clock."""
+
+from __future__ import annotations
+
+import pytest
+from fake_runner import EOS, FakeRunner, FakeTokenizer
+
+from service.batch import BatchExecutor, ModelShape, Request, SpecialIds, StepFailed
+from service.generation import GenerationParams
+from service.scheduler import BatchPolicy, PendingRequest, Scheduler, StepResults
+
+
+def make(runner: FakeRunner) -> BatchExecutor:
+    return BatchExecutor(
+        runner, FakeTokenizer(), special=SpecialIds(pad=0, bos=1, eos=EOS), shape=ModelShape(1, 1, 1)
+    )
+
+
+def request(name: str, source: list[int], **params: int) -> Request:
+    return Request(name, [*source, EOS], GenerationParams(**params))  # type: ignore[arg-type]
+
+
+def run(
+    sources: dict[str, list[int]], arrivals: dict[int, list[str]], *, max_batch: int = 8
+) -> dict[str, list[int]]:
+    runner = FakeRunner()
+    executor = make(runner)
+    scheduler = Scheduler(BatchPolicy(max_batch, 10_000, 100, 0.0))
+    requests = {name: request(name, src, max_new_tokens=20) for name, src in sources.items()}
+    results: dict[str, list[int]] = {}
+    for clock in range(200):
+        for name in arrivals.get(clock, []):
+            scheduler.add(PendingRequest(name, rows=1, tokens=10), now=float(clock))
+        plan = scheduler.plan_step(now=float(clock))
+        assert executor.rows <= max_batch
+        outcome = executor.step([requests[p.id] for p in plan.join])
+        results.update({k: v.token_ids for k, v in outcome.results.items()})
+        scheduler.finish_step(StepResults(finished=list(outcome.results)))
+        if len(results) == len(sources):
+            break
+    return results
+
+
+def test_requests_join_and_leave_mid_flight_without_changing_outputs() -> None:
+    sources = {"a": [10, 11, 12, 13, 14, 15], "b": [20, 21], "c": [30, 31, 32, 33], "d": [40]}
+    alone = {name: run({name: src}, {0: [name]})[name] for name, src in sources.items()}
+    assert alone == {name: src for name, src in sources.items()}
+    mixed = run(sources, {0: ["a"], 2: ["b", "c"], 5: ["d"]}, max_batch=2)
+    assert mixed == alone
+
+
+def test_a_failing_step_fails_only_that_step_and_the_executor_recovers() -> None:
+    runner = FakeRunner()
+    executor = make(runner)
+    executor.step([request("a", [5, 6, 7])])
+    runner.fail_on_decode = 2
+    with pytest.raises(StepFailed) as caught:
+        executor.step([request("b", [8])])
+    assert sorted(caught.value.request_ids) == ["a", "b"]
+    assert executor.rows == 0
+    outcome = executor.step([request("c", [9, 9])])
+    while "c" not in outcome.results:
+        outcome = executor.step([])
+    assert outcome.results["c"].token_ids == [9, 9]
+
+
+def test_drop_frees_rows_before_the_next_step() -> None:
+    runner = FakeRunner()
+    executor = make(runner)
+    executor.step([request("a", [5] * 10), request("b", [6] * 10)])
+    executor.drop(["a"])
+    assert executor.rows == 1
+    executor.step([])
+    assert runner.decode_calls[-1] == 1
+
+
+def test_length_and_stop_finish_reasons() -> None:
+    executor = make(FakeRunner())
+    outcome = executor.step(
+        [
+            request("len", [5, 6, 7, 8], max_new_tokens=2),
+            Request("stop", [5, 6, 7, EOS], GenerationParams(stop=("<6>",))),
+        ]
+    )
+    while len(outcome.results) < 2:
+        more = executor.step([])
+        outcome.results.update(more.results)
+    assert outcome.results["len"].finish_reason == "length" and outcome.results["len"].token_ids == [5, 6]
+    assert outcome.results["stop"].finish_reason == "stop_sequence"
+    assert outcome.results["stop"].text == "<5><6>"
