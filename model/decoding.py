@@ -55,8 +55,14 @@ def greedy_decode(model: Transformer, sources: list[list[int]], *, max_new_token
     for step in range(max_new_tokens):
         self_mask = torch.ones(batch, step + 1, dtype=torch.bool)
         out = model.decode_step(
-            tokens, torch.full((batch, 1), step), self_mask, past_keys, past_values,
-            cross_keys, cross_values, src_mask,
+            tokens,
+            torch.full((batch, 1), step),
+            self_mask,
+            past_keys,
+            past_values,
+            cross_keys,
+            cross_values,
+            src_mask,
         )
         past_keys, past_values = out.present_keys, out.present_values
         log_probs = out.logits[:, -1].float().log_softmax(dim=-1)  # (B, V)
@@ -73,7 +79,7 @@ def greedy_decode(model: Transformer, sources: list[list[int]], *, max_new_token
         if all(done):
             break
         tokens = best[:, None]
-    return [Hypothesis(tuple(g), s, d) for g, s, d in zip(generated, scores, done)]
+    return [Hypothesis(tuple(g), s, d) for g, s, d in zip(generated, scores, done, strict=True)]
 
 
 @torch.no_grad()

@@ -46,7 +46,12 @@ def test_examples(per_category: int, seed: int) -> list[Example]:
 
 
 def predict(
-    checkpoint: Checkpoint, tokenizer: Tokenizer, examples: Sequence[Example], *, num_beams: int, batch_size: int = 64
+    checkpoint: Checkpoint,
+    tokenizer: Tokenizer,
+    examples: Sequence[Example],
+    *,
+    num_beams: int,
+    batch_size: int = 64,
 ) -> list[Prediction]:
     model = checkpoint.model.eval()
     max_new_tokens = checkpoint.config.max_positions - 1
@@ -54,7 +59,8 @@ def predict(
     outputs: list[list[int]] = []
     if num_beams > 1:
         outputs = [
-            list(beam_search(model, s, num_beams=num_beams, max_new_tokens=max_new_tokens).tokens) for s in sources
+            list(beam_search(model, s, num_beams=num_beams, max_new_tokens=max_new_tokens).tokens)
+            for s in sources
         ]
     else:
         # Sorting by length keeps padding small; the order is restored below.
@@ -62,10 +68,12 @@ def predict(
         decoded: dict[int, list[int]] = {}
         for start in range(0, len(order), batch_size):
             chunk = order[start : start + batch_size]
-            for index, hypothesis in zip(chunk, greedy_decode(model, [sources[i] for i in chunk], max_new_tokens=max_new_tokens)):
+            for index, hypothesis in zip(
+                chunk, greedy_decode(model, [sources[i] for i in chunk], max_new_tokens=max_new_tokens), strict=True
+            ):
                 decoded[index] = list(hypothesis.tokens)
         outputs = [decoded[i] for i in range(len(sources))]
-    return [Prediction(e, tokenizer.decode(o)) for e, o in zip(examples, outputs)]
+    return [Prediction(e, tokenizer.decode(o)) for e, o in zip(examples, outputs, strict=True)]
 
 
 def score(predictions: Sequence[Prediction]) -> dict[str, object]:
@@ -113,7 +121,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     for p in predictions:
         if p.output != p.example.target and shown[p.example.category] < args.errors:
             shown[p.example.category] += 1
-            sys.stderr.write(f"[{p.example.category}] {p.example.source!r}\n  want {p.example.target!r}\n  got  {p.output!r}\n")
+            sys.stderr.write(
+                f"[{p.example.category}] {p.example.source!r}\n  want {p.example.target!r}\n  got  {p.output!r}\n"
+            )
     sys.stdout.write(json.dumps(scores, indent=2) + "\n")
     if not args.no_write and not args.data:
         (checkpoint.directory / EVALUATION_FILE).write_text(json.dumps(scores, indent=2) + "\n")

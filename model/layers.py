@@ -66,9 +66,7 @@ class EncoderLayer(nn.Module):
 
     def forward(self, x: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """x (B, S, D), mask (B, 1, 1, S) -> new x and self-attention probabilities (B, H, S, S)."""
-        x, (probs, _) = self.self_attention_block(
-            x, lambda h: self._self_attention_with_aux(h, mask)
-        )
+        x, (probs, _) = self.self_attention_block(x, lambda h: self._self_attention_with_aux(h, mask))
         return self.feed_forward_step(x), probs
 
     def _self_attention_with_aux(

@@ -99,7 +99,9 @@ class PairSource:
 
     def tokenizer_corpus(self) -> list[str]:
         if self.config.data is None:
-            examples = generate_examples(self.config.tokenizer_corpus, seed=self.config.seed + 29, split="train")
+            examples = generate_examples(
+                self.config.tokenizer_corpus, seed=self.config.seed + 29, split="train"
+            )
         else:
             examples = self.file_train
         return [text for e in examples for text in (e.source, e.target)]
@@ -110,7 +112,7 @@ def encode_pairs(
 ) -> list[TokenPair]:
     encoded = [(tokenizer.encode(e.source), tokenizer.encode(e.target)) for e in examples]
     pairs = make_pairs(config.task, encoded, seed=config.seed * 31 + step, mask_id=tokenizer.mask_id)
-    for pair, example in zip(pairs, examples):
+    for pair, example in zip(pairs, examples, strict=True):
         longest = max(len(pair.source), len(pair.target)) + 1
         if longest > config.max_length:
             raise DataError(
@@ -134,7 +136,9 @@ def collate(pairs: Sequence[TokenPair], tokenizer: Tokenizer) -> dict[str, torch
     return {"src": src, "src_mask": src != pad, "tgt": tgt_in, "tgt_mask": tgt_in != pad, "labels": tgt_out}
 
 
-def batch_loss(model: Transformer, batch: dict[str, torch.Tensor], label_smoothing: float, pad_id: int) -> torch.Tensor:
+def batch_loss(
+    model: Transformer, batch: dict[str, torch.Tensor], label_smoothing: float, pad_id: int
+) -> torch.Tensor:
     logits = model(batch["src"], batch["tgt"], batch["src_mask"], batch["tgt_mask"])
     return F.cross_entropy(
         logits.flatten(0, 1), batch["labels"].flatten(), ignore_index=pad_id, label_smoothing=label_smoothing
@@ -147,7 +151,11 @@ def to_device(batch: dict[str, torch.Tensor], device: torch.device) -> dict[str,
 
 @torch.no_grad()
 def validate(
-    model: Transformer, tokenizer: Tokenizer, examples: list[Example], config: TrainConfig, device: torch.device
+    model: Transformer,
+    tokenizer: Tokenizer,
+    examples: list[Example],
+    config: TrainConfig,
+    device: torch.device,
 ) -> dict[str, float]:
     model.eval()
     pairs = encode_pairs(tokenizer, examples, config, step=-1)
@@ -162,7 +170,7 @@ def validate(
         hypotheses = greedy_decode(
             cpu_model, [p.source + [tokenizer.eos_id] for p in chunk], max_new_tokens=config.max_length
         )
-        exact += sum(list(h.tokens) == p.target for h, p in zip(hypotheses, chunk))
+        exact += sum(list(h.tokens) == p.target for h, p in zip(hypotheses, chunk, strict=True))
     model.to(device).train()
     return {"valid_loss": sum(losses) / len(losses), "valid_exact_match": exact / len(pairs)}
 
@@ -214,15 +222,25 @@ def train(config: TrainConfig, model_config: ModelConfig, *, progress: bool = Tr
         model = Transformer(model_config)
     model.to(device).train()
     optimizer = torch.optim.AdamW(
-        model.parameters(), lr=config.learning_rate, betas=(0.9, 0.98), eps=1e-9, weight_decay=config.weight_decay
+        model.parameters(),
+        lr=config.learning_rate,
+        betas=(0.9, 0.98),
+        eps=1e-9,
+        weight_decay=config.weight_decay,
     )
     if start_step:
         restore_optimizer(out, model, optimizer)
     validation_examples = source.validation()
     losses: list[float] = []
     last_step = config.steps if config.stop_after is None else min(config.steps, config.stop_after)
-    bar = tqdm(range(start_step, last_step), initial=start_step, total=config.steps, disable=not progress,
-               file=sys.stderr, dynamic_ncols=True)
+    bar = tqdm(
+        range(start_step, last_step),
+        initial=start_step,
+        total=config.steps,
+        disable=not progress,
+        file=sys.stderr,
+        dynamic_ncols=True,
+    )
     window_tokens, window_start = 0, time.perf_counter()
     for step in bar:
         torch.manual_seed(config.seed * 1_000_003 + step)  # dropout depends on (seed, step) alone
@@ -247,7 +265,9 @@ def train(config: TrainConfig, model_config: ModelConfig, *, progress: bool = Tr
             window_tokens, window_start = 0, time.perf_counter()
         if done % config.checkpoint_every == 0 or done == last_step:
             save_checkpoint(
-                out, model.to("cpu"), optimizer=optimizer,
+                out,
+                model.to("cpu"),
+                optimizer=optimizer,
                 metadata={"step": done, "train": dataclasses.asdict(config), "history": history},
             )
             model.to(device)

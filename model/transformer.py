@@ -64,8 +64,12 @@ class Transformer(nn.Module):
             DecoderLayer(**layer_args, **norm_args) for _ in range(config.n_decoder_layers)
         )
         # Pre-norm leaves the residual stream unnormalized, so each stack ends with a layer norm.
-        self.encoder_norm = nn.LayerNorm(config.d_model, eps=config.layer_norm_eps) if config.pre_norm else nn.Identity()
-        self.decoder_norm = nn.LayerNorm(config.d_model, eps=config.layer_norm_eps) if config.pre_norm else nn.Identity()
+        self.encoder_norm = (
+            nn.LayerNorm(config.d_model, eps=config.layer_norm_eps) if config.pre_norm else nn.Identity()
+        )
+        self.decoder_norm = (
+            nn.LayerNorm(config.d_model, eps=config.layer_norm_eps) if config.pre_norm else nn.Identity()
+        )
         self.output_projection = nn.Linear(config.d_model, config.vocab_size, bias=False)
         if config.share_embeddings:
             self.output_projection.weight = self.embedding.weight
@@ -153,9 +157,7 @@ class Transformer(nn.Module):
         positions = torch.arange(tgt.shape[1], device=tgt.device).expand_as(tgt)
         cross_keys, cross_values = self.cross_key_values(memory)
         empty = self.empty_cache(tgt.shape[0], tgt.device)
-        return self.decode_step(
-            tgt, positions, tgt_mask, empty, empty, cross_keys, cross_values, src_mask
-        )
+        return self.decode_step(tgt, positions, tgt_mask, empty, empty, cross_keys, cross_values, src_mask)
 
     def forward(
         self, src: torch.Tensor, tgt: torch.Tensor, src_mask: torch.Tensor, tgt_mask: torch.Tensor

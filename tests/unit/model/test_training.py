@@ -17,8 +17,13 @@ from model.train import TrainConfig, main, train
 
 TINY = ModelConfig(d_model=32, n_heads=2, n_encoder_layers=2, n_decoder_layers=2, d_ff=64, dropout=0.0)
 PAIRS = [
-    ("dos mil", "2000"), ("tres", "3"), ("forty-two", "42"), ("nine hundred", "900"),
-    ("el 3 de mayo de 2001", "2001-05-03"), ("hola", "hola"), ("one hundred and one", "101"),
+    ("dos mil", "2000"),
+    ("tres", "3"),
+    ("forty-two", "42"),
+    ("nine hundred", "900"),
+    ("el 3 de mayo de 2001", "2001-05-03"),
+    ("hola", "hola"),
+    ("one hundred and one", "101"),
     ("veinte", "20"),
 ]
 
@@ -36,9 +41,18 @@ def write_pairs(path: Path, pairs: list[tuple[str, str]]) -> Path:
 def small_run(tmp_path: Path, **changes: object) -> TrainConfig:
     data = write_pairs(tmp_path / "pairs.tsv", PAIRS * 4)
     base = TrainConfig(
-        out=str(tmp_path / "run"), data=str(data), steps=300, batch_size=8, learning_rate=3e-3,
-        warmup_steps=30, label_smoothing=0.0, vocab_size=300, valid_every=10_000, checkpoint_every=100,
-        valid_size=4, max_length=32,
+        out=str(tmp_path / "run"),
+        data=str(data),
+        steps=300,
+        batch_size=8,
+        learning_rate=3e-3,
+        warmup_steps=30,
+        label_smoothing=0.0,
+        vocab_size=300,
+        valid_every=10_000,
+        checkpoint_every=100,
+        valid_size=4,
+        max_length=32,
     )
     return dataclasses.replace(base, **changes)
 
@@ -70,8 +84,15 @@ def test_resume_gives_the_same_losses(tmp_path: Path, task: str) -> None:
 
 def test_generator_training_runs_and_checkpoints(tmp_path: Path) -> None:
     config = TrainConfig(
-        out=str(tmp_path / "gen"), steps=3, batch_size=4, vocab_size=300, tokenizer_corpus=500,
-        valid_every=3, valid_size=4, checkpoint_every=3, max_length=96,
+        out=str(tmp_path / "gen"),
+        steps=3,
+        batch_size=4,
+        vocab_size=300,
+        tokenizer_corpus=500,
+        valid_every=3,
+        valid_size=4,
+        checkpoint_every=3,
+        max_length=96,
     )
     train(config, TINY, progress=False)
     checkpoint = load_checkpoint(config.out)

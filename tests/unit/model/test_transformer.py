@@ -13,7 +13,9 @@ from model.config import ModelConfig
 from model.decoding import beam_search, greedy_decode
 from model.transformer import Transformer
 
-TINY = ModelConfig(vocab_size=50, d_model=32, n_heads=4, n_encoder_layers=2, n_decoder_layers=2, d_ff=64, dropout=0.0)
+TINY = ModelConfig(
+    vocab_size=50, d_model=32, n_heads=4, n_encoder_layers=2, n_decoder_layers=2, d_ff=64, dropout=0.0
+)
 
 
 @pytest.fixture(params=[True, False], ids=["pre_norm", "post_norm"])
@@ -23,7 +25,9 @@ def model(request: pytest.FixtureRequest) -> Transformer:
     return Transformer(config).eval()
 
 
-def numpy_attention(q: np.ndarray, k: np.ndarray, v: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def numpy_attention(
+    q: np.ndarray, k: np.ndarray, v: np.ndarray, mask: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     scores = q @ np.swapaxes(k, -1, -2) / math.sqrt(q.shape[-1])
     scores = np.where(mask, scores, -np.inf)
     weights = np.exp(scores - scores.max(axis=-1, keepdims=True))
@@ -77,7 +81,9 @@ def test_padding_never_changes_real_outputs(model: Transformer) -> None:
     src = torch.randint(5, 50, (1, 5))
     tgt = torch.randint(5, 50, (1, 4))
     alone_memory = model.encode(src, torch.ones(1, 5, dtype=torch.bool)).memory
-    alone = model.decode(tgt, alone_memory, torch.ones(1, 5, dtype=torch.bool), torch.ones(1, 4, dtype=torch.bool))
+    alone = model.decode(
+        tgt, alone_memory, torch.ones(1, 5, dtype=torch.bool), torch.ones(1, 4, dtype=torch.bool)
+    )
     padded_src = torch.cat([src, torch.zeros(1, 4, dtype=torch.long)], dim=1)
     padded_tgt = torch.cat([tgt, torch.zeros(1, 3, dtype=torch.long)], dim=1)
     src_mask = padded_src != 0
@@ -100,18 +106,28 @@ def test_cached_steps_equal_teacher_forcing(model: Transformer) -> None:
     keys = values = model.empty_cache(2)
     for step in range(5):
         out = model.decode_step(
-            tgt[:, step : step + 1], torch.full((2, 1), step), torch.ones(2, step + 1, dtype=torch.bool),
-            keys, values, cross_keys, cross_values, src_mask,
+            tgt[:, step : step + 1],
+            torch.full((2, 1), step),
+            torch.ones(2, step + 1, dtype=torch.bool),
+            keys,
+            values,
+            cross_keys,
+            cross_values,
+            src_mask,
         )
         keys, values = out.present_keys, out.present_values
         torch.testing.assert_close(out.logits[:, 0], full.logits[:, step], rtol=0, atol=1e-5)
-        torch.testing.assert_close(out.cross_attention[:, :, :, 0], full.cross_attention[:, :, :, step], rtol=0, atol=1e-6)
+        torch.testing.assert_close(
+            out.cross_attention[:, :, :, 0], full.cross_attention[:, :, :, step], rtol=0, atol=1e-6
+        )
 
 
 def test_shared_embeddings_and_learned_positions() -> None:
     shared = Transformer(TINY)
     assert shared.output_projection.weight is shared.embedding.weight
-    separate = Transformer(ModelConfig(**{**TINY.to_dict(), "share_embeddings": False, "positional": "learned"}))
+    separate = Transformer(
+        ModelConfig(**{**TINY.to_dict(), "share_embeddings": False, "positional": "learned"})
+    )
     assert separate.output_projection.weight is not separate.embedding.weight
     assert any(name.startswith("positions.") for name, _ in separate.named_parameters())
 
