@@ -253,7 +253,7 @@ def train(config: TrainConfig, model_config: ModelConfig, *, progress: bool = Tr
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), config.clip_norm)
         optimizer.step()
-        losses.append(float(loss))
+        losses.append(loss.item())
         window_tokens += int(batch["src_mask"].sum() + batch["tgt_mask"].sum())
         elapsed = time.perf_counter() - window_start
         bar.set_postfix(loss=f"{losses[-1]:.3f}", tok_s=f"{window_tokens / max(elapsed, 1e-9):.0f}")

@@ -1,0 +1,173 @@
+"""The web viewer (service/static) in headless chromium against a real server on 127.0.0.1.
+
+Set ATENTO_VIEWER_SCREENSHOT=docs/viewer.png to refresh the README's screenshot.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import httpx
+import numpy as np
+import pytest
+
+pytestmark = pytest.mark.browser
+
+SENTENCE = "La heroica ciudad dormía la siesta."
+MAX_NEW_TOKENS = 12  # short: the CPU is shared, and a dozen tokens already make a real heatmap
+READY = "['ready', 'error'].includes(document.body.dataset.phase)"
+
+# Records every token chip as it is inserted, to show that the output arrives token by token.
+COUNT_INSERTIONS = """() => {
+  window.__chipInsertions = [];
+  new MutationObserver((records) => {
+    for (const r of records) for (const n of r.addedNodes)
+      if (n.classList && n.classList.contains('token')) window.__chipInsertions.push(performance.now());
+  }).observe(document.getElementById('output-tokens'), {childList: true});
+}"""
+
+
+def heatmap_cells(page: Any) -> list[dict[str, Any]]:
+    return page.eval_on_selector_all(
+        "#heatmap rect.cell",
+        "cells => cells.map(c => ({row: +c.dataset.row, col: +c.dataset.col, value: +c.dataset.value,"
+        " fill: c.getAttribute('fill')}))",
+    )
+
+
+def as_matrix(cells: list[dict[str, Any]], shape: tuple[int, int]) -> np.ndarray:
+    matrix = np.full(shape, np.nan)
+    for cell in cells:
+        matrix[cell["row"], cell["col"]] = cell["value"]
+    return matrix
+
+
+def submit(page: Any, url: str, *, screenshot_dir: Path) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Load the page, submit SENTENCE and wait until the attention is drawn; return /attention's body and
+    the response the page received."""
+    page.goto(f"{url}/")
+    page.wait_for_selector("#model-info:has-text('heads')")
+    page.fill("#source", SENTENCE)
+    page.fill("#max-new-tokens", str(MAX_NEW_TOKENS))
+    page.evaluate(COUNT_INSERTIONS)
+    with page.expect_response("**/attention") as attention_response:
+        page.click("#submit")
+    page.wait_for_function(READY)
+    assert page.get_attribute("body", "data-phase") == "ready", page.inner_text("#status")
+    page.screenshot(path=str(screenshot_dir / "viewer-ready.png"), full_page=True)
+    response = attention_response.value
+    return response.request.post_data_json, response.json()
+
+
+def test_viewer_streams_output_and_draws_attention(viewer_server: Any, page: Any, tmp_path: Path) -> None:
+    url = viewer_server.url
+    assert httpx.get(f"{url}/viewer").text == httpx.get(f"{url}/").text
+    sent, received = submit(page, url, screenshot_dir=tmp_path)
+
+    # The streamed output is /generate's, and it arrived one token chip at a time.
+    expected = httpx.post(
+        f"{url}/generate", json={"inputs": SENTENCE, "parameters": {"max_new_tokens": MAX_NEW_TOKENS}}
+    ).json()["generated_text"]
+    chips = page.eval_on_selector_all(
+        "#output-tokens .token", "cs => cs.map(c => ({text: c.dataset.text, special: c.dataset.special}))"
+    )
+    assert "".join(c["text"] for c in chips if c["special"] == "false") == expected
+    assert page.text_content("#output-text") == expected
+    assert page.evaluate("window.__chipInsertions.length") == len(chips) >= 2
+
+    # The page's /attention call, replayed, gives what the page drew.
+    attention = httpx.post(f"{url}/attention", json=sent, timeout=30).json()
+    assert attention["target_text"] == received["target_text"] == expected
+    n_source, n_target = len(attention["encoder_tokens"]), len(attention["decoder_tokens"])
+    cross = [np.asarray(layer)[0] for layer in attention["cross_attention"]]  # (H, T, S) per layer
+
+    cells = heatmap_cells(page)
+    assert len(cells) == n_target * n_source
+    assert {(c["row"], c["col"]) for c in cells} == {(t, s) for t in range(n_target) for s in range(n_source)}
+    np.testing.assert_allclose(as_matrix(cells, (n_target, n_source)), cross[0].mean(axis=0), atol=1e-6)
+    labels = page.eval_on_selector_all("#heatmap .col-label", "ls => ls.map(l => l.textContent)")
+    assert len(labels) == n_source
+
+    # Switching head, then layer, changes the picture, and each picture is /attention's.
+    before = [c["fill"] for c in cells]
+    page.select_option("#head", "0")
+    head0 = heatmap_cells(page)
+    np.testing.assert_allclose(as_matrix(head0, (n_target, n_source)), cross[0][0], atol=1e-9)
+    page.select_option("#layer", "1")
+    page.select_option("#head", "1")
+    layer1 = heatmap_cells(page)
+    np.testing.assert_allclose(as_matrix(layer1, (n_target, n_source)), cross[1][1], atol=1e-9)
+    assert [c["fill"] for c in layer1] != before
+    page.screenshot(path=str(tmp_path / "viewer-layer1-head1.png"), full_page=True)
+
+    # Hovering a cell highlights it, shows a tooltip and spells out the row's weights.
+    page.hover("#heatmap rect.cell[data-row='1'][data-col='2']")
+    assert page.is_visible("#tooltip")
+    assert f"{cross[1][1][1][2]:.4f}" in page.inner_text("#readout")
+    assert page.locator("#weights .weight").count() == n_source
+    page.hover("#headview .hv-token.left >> nth=0")
+    assert page.locator("#headview .lines.dimmed line.on").count() > 0
+
+    # Keyboard: the heatmap takes focus and arrow keys move between cells.
+    page.focus("#heatmap svg")
+    page.keyboard.press("ArrowRight")
+    assert "→" in page.inner_text("#readout")
+
+    # Encoder and decoder self-attention: square maps, the decoder's masked above the diagonal.
+    page.click("#tab-encoder")
+    assert len(heatmap_cells(page)) == n_source * n_source
+    page.focus("#tab-encoder")
+    page.keyboard.press("ArrowRight")
+    assert page.get_attribute("#tab-decoder", "aria-selected") == "true"
+    decoder = heatmap_cells(page)
+    assert len(decoder) == n_target * n_target
+    assert all(c["value"] == 0 for c in decoder if c["col"] > c["row"])
+    assert page.locator("#heatmap rect.cell.masked").count() == n_target * (n_target - 1) // 2
+
+    # The layers x heads grid: one thumbnail per layer and head plus the mean; a click selects it.
+    n_layers, n_heads = len(attention["layers"]["decoder"]), len(attention["heads"])
+    assert page.locator("#thumbnails button.thumb").count() == n_layers * (n_heads + 1)
+    page.click("#thumbnails button.thumb[data-layer-index='0'][data-head='1']")
+    assert page.input_value("#layer") == "0" and page.input_value("#head") == "1"
+    decoder_l0h1 = np.asarray(attention["decoder_attention"][0])[0][1]
+    np.testing.assert_allclose(as_matrix(heatmap_cells(page), (n_target, n_target)), decoder_l0h1, atol=1e-9)
+
+    page.click("#tab-cross")
+    page.select_option("#head", "mean")
+    page.evaluate("window.scrollTo(0, 0)")
+    page.hover("#heatmap rect.cell[data-row='2'][data-col='3']")
+    assert page.is_visible("#tooltip")
+    page.screenshot(path=str(tmp_path / "viewer.png"), full_page=True)
+    if os.environ.get("ATENTO_VIEWER_SCREENSHOT"):
+        page.screenshot(path=os.environ["ATENTO_VIEWER_SCREENSHOT"], full_page=True)
+    assert page.console_log.errors == []
+
+
+def test_viewer_sends_the_api_key_from_its_field(keyed_viewer_server: Any, page: Any, tmp_path: Path) -> None:
+    url = keyed_viewer_server.url
+    page.goto(f"{url}/")  # the page itself needs no key
+    page.wait_for_selector("#model-info:has-text('needs an API key')")
+
+    page.fill("#api-key", "wrong")
+    page.fill("#max-new-tokens", "4")
+    page.click("#submit")
+    page.wait_for_function(READY)
+    assert "API key" in page.inner_text("#status")
+
+    page.fill("#api-key", keyed_viewer_server.api_key)
+    page.press("#api-key", "Enter")  # Enter in the form submits it, with the new key
+    with page.expect_request("**/attention") as attention_request:
+        page.wait_for_function("document.body.dataset.phase === 'ready'")
+    assert attention_request.value.headers["authorization"] == f"Bearer {keyed_viewer_server.api_key}"
+    page.wait_for_selector("#model-info:has-text('heads')")
+    assert page.locator("#heatmap rect.cell").count() > 0
+    page.screenshot(path=str(tmp_path / "viewer-keyed.png"), full_page=True)
+
+    # Kept only in the page's memory: not in storage, cookies or the address.
+    stored = page.evaluate("JSON.stringify([localStorage, sessionStorage, document.cookie, location.href])")
+    assert keyed_viewer_server.api_key not in stored
+    assert page.context.cookies() == []
+    # Only the expected refusals (without a key, then with the wrong one) reached the console.
+    assert page.console_log.errors and all("401" in error for error in page.console_log.errors)
