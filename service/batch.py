@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
 
 import numpy as np
 
@@ -15,10 +14,7 @@ from service.beam import BeamSearch
 from service.generation import Attention, AttentionSpec, GenerationParams, GenerationResult, TokenEvent
 from service.runner import EncoderBatch, KvCache, Runner
 from service.sampling import TokenChooser, log_softmax
-
-
-class Detokenizing(Protocol):
-    def decode(self, ids: Sequence[int]) -> str: ...
+from service.tokenizer import Decoding, IncrementalDetokenizer
 
 
 @dataclass(frozen=True)
@@ -52,29 +48,6 @@ class StepOutcome:
     tokens: list[tuple[str, TokenEvent]] = field(default_factory=list)  # streamed in order
     results: dict[str, GenerationResult] = field(default_factory=dict)
     rows: int = 0  # decoder batch size of this step
-
-
-class _Text:
-    """Streamed token texts that always concatenate to decode(ids so far)."""
-
-    def __init__(self, tokenizer: Detokenizing) -> None:
-        self._tokenizer = tokenizer
-        self.ids: list[int] = []
-        self.text = ""
-
-    def push(self, token_id: int, *, final: bool) -> str:
-        self.ids.append(token_id)
-        full = self._tokenizer.decode(self.ids)
-        if (not final and full.endswith("\ufffd")) or not full.startswith(self.text):
-            return ""  # an unfinished multi-byte character: emit it with a later token
-        piece, self.text = full[len(self.text) :], full
-        return piece
-
-    def flush(self) -> str:
-        full = self._tokenizer.decode(self.ids)
-        piece = full[len(self.text) :] if full.startswith(self.text) else ""
-        self.text = full
-        return piece
 
 
 @dataclass
@@ -125,7 +98,7 @@ class _AttentionLog:
 @dataclass
 class _Active:
     request: Request
-    text: _Text
+    text: IncrementalDetokenizer
     chooser: TokenChooser | None = None
     beam: BeamSearch | None = None
     last_tokens: list[int] = field(default_factory=list)  # one per row
@@ -154,9 +127,7 @@ class ModelShape:
 class BatchExecutor:
     """The running batch: its KV cache (rows grouped by request) and each request's decoding state."""
 
-    def __init__(
-        self, runner: Runner, tokenizer: Detokenizing, *, special: SpecialIds, shape: ModelShape
-    ) -> None:
+    def __init__(self, runner: Runner, tokenizer: Decoding, *, special: SpecialIds, shape: ModelShape) -> None:
         self.runner = runner
         self.tokenizer = tokenizer
         self.special = special
@@ -242,7 +213,7 @@ class BatchExecutor:
 
     def _new_active(self, request: Request) -> _Active:
         params = request.params
-        active = _Active(request=request, text=_Text(self.tokenizer), last_tokens=[self.special.bos])
+        active = _Active(request=request, text=IncrementalDetokenizer(self.tokenizer), last_tokens=[self.special.bos])
         if params.num_beams > 1:
             active.beam = BeamSearch(
                 num_beams=params.num_beams,
@@ -281,23 +252,20 @@ class BatchExecutor:
         out = self.runner.decode(tokens, self._cache, attention=wants)
         outcome.rows = tokens.shape[0]
         logits = out.logits[:, -1]  # (B, V)
+        logprobs = log_softmax(logits)  # once for the batch: cheaper than per row
         keep: list[int] = []
         row = 0
         for request_id, active in list(self._active.items()):
             rows = range(row, row + active.width)
             row += active.width
             if active.logs:
-                self._log_attention(
-                    active, rows, out.cache.self_mask, out.self_attention, out.cross_attention
-                )
+                self._log_attention(active, rows, out.cache.self_mask, out.self_attention, out.cross_attention)
             if active.beam is not None:
                 before = len(active.beam.finished)
                 parents = active.beam.step(logits[rows.start : rows.stop])
                 active.last_tokens = active.beam.last_tokens(self.special.bos)
                 if active.logs:
-                    active.finished_logs += [
-                        active.logs[f.parent].fork() for f in active.beam.finished[before:]
-                    ]
+                    active.finished_logs += [active.logs[f.parent].fork() for f in active.beam.finished[before:]]
                     active.logs = [active.logs[p].fork() for p in parents]
                 if active.beam.done:
                     outcome.results[request_id] = self._finish_beam(active)
@@ -306,7 +274,7 @@ class BatchExecutor:
                 else:
                     keep.extend(rows.start + p for p in parents)
                 continue
-            reason = self._advance(active, logits[rows.start], outcome)
+            reason = self._advance(active, logits[rows.start], logprobs[rows.start], outcome)
             if reason is None:
                 keep.extend(rows)
             else:
@@ -315,16 +283,14 @@ class BatchExecutor:
         if not self._active:
             self._cache = None
         elif keep == list(range(out.cache.batch)):
-            self._cache = (
-                out.cache
-            )  # same rows in the same order: no copy (and the cache stays on the device)
+            self._cache = out.cache  # same rows in the same order: no copy (and the cache stays on the device)
         else:
             self._cache = out.cache.filter(keep)
 
-    def _advance(self, active: _Active, logits: np.ndarray, outcome: StepOutcome) -> str | None:
+    def _advance(self, active: _Active, logits: np.ndarray, logprobs: np.ndarray, outcome: StepOutcome) -> str | None:
         """Greedy or sampled next token for a one-row request; returns its finish reason, if any."""
         assert active.chooser is not None  # noqa: S101 - set for every non-beam request
-        token, logprob = active.chooser.choose(logits, active.generated)
+        token, logprob = active.chooser.choose(logits, active.generated, logprobs=logprobs)
         params = active.request.params
         if token == self.special.eos:
             event = TokenEvent(token, active.text.flush(), logprob, True)
@@ -382,7 +348,7 @@ class BatchExecutor:
         cross_attention: np.ndarray | None,
     ) -> None:
         s = len(active.request.source_ids)
-        for log, row in zip(active.logs, rows):
+        for log, row in zip(active.logs, rows, strict=True):
             if self_attention is not None and "decoder" in log.spec.kinds:
                 real = self_mask[row]  # (P+1,) the row's real keys, padding removed
                 log.decoder.append(log.select(self_attention[:, row, :, 0][..., real]).copy())

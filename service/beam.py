@@ -67,7 +67,7 @@ class BeamSearch:
             logits = np.stack(
                 [
                     apply_repetition_penalty(row, beam.tokens, self.repetition_penalty)
-                    for row, beam in zip(logits, self.beams)
+                    for row, beam in zip(logits, self.beams, strict=True)
                 ]
             )
         log_probs = log_softmax(logits)  # (W, V)
@@ -84,9 +84,7 @@ class BeamSearch:
             logprob = float(log_probs[parent, token])
             if token == self.eos_id:
                 score = total / (len(beam.tokens) + 1) ** self.length_penalty
-                self.finished.append(
-                    FinishedBeam(beam.tokens, (*beam.logprobs, logprob), score, True, parent)
-                )
+                self.finished.append(FinishedBeam(beam.tokens, (*beam.logprobs, logprob), score, True, parent))
             else:
                 next_beams.append(Beam((*beam.tokens, token), (*beam.logprobs, logprob), total))
                 parents.append(parent)
@@ -100,10 +98,8 @@ class BeamSearch:
         self.beams = next_beams
         if self.steps >= self.max_new_tokens:
             self.finished.extend(
-                FinishedBeam(
-                    b.tokens, b.logprobs, b.total / max(len(b.tokens), 1) ** self.length_penalty, False, p
-                )
-                for b, p in zip(self.beams, parents)
+                FinishedBeam(b.tokens, b.logprobs, b.total / max(len(b.tokens), 1) ** self.length_penalty, False, p)
+                for b, p in zip(self.beams, parents, strict=True)
             )
             self.done = True
             self.beams = []

@@ -124,9 +124,7 @@ _DONE = object()  # end-of-stream marker in a handle's token queue
 class RequestHandle:
     """One submitted request: iterate it for tokens, await result() for the whole generation."""
 
-    def __init__(
-        self, request_id: str, loop: asyncio.AbstractEventLoop, cancel: Callable[[str, str], None]
-    ) -> None:
+    def __init__(self, request_id: str, loop: asyncio.AbstractEventLoop, cancel: Callable[[str, str], None]) -> None:
         self.id = request_id
         self._loop = loop
         self._cancel = cancel
@@ -234,9 +232,7 @@ class Engine:
         batching: BatchingSettings,
         observer: EngineObserver | None = None,
     ) -> Engine:
-        return cls(
-            model_dir, variant=variant, device=device, runtime=runtime, batching=batching, observer=observer
-        )
+        return cls(model_dir, variant=variant, device=device, runtime=runtime, batching=batching, observer=observer)
 
     # ---- lifecycle ----
 
@@ -260,9 +256,7 @@ class Engine:
         special = SpecialIds(
             pad=model.special_tokens["pad"], bos=model.special_tokens["bos"], eos=model.special_tokens["eos"]
         )
-        shape = ModelShape(
-            n_layers=model.n_layers, n_encoder_layers=model.n_encoder_layers, n_heads=model.n_heads
-        )
+        shape = ModelShape(n_layers=model.n_layers, n_encoder_layers=model.n_encoder_layers, n_heads=model.n_heads)
         loaded.executor = BatchExecutor(runner, tokenizer, special=special, shape=shape)
         # Warm-up: one short generation through both graphs, so the first request pays no lazy init.
         warm = Request("warmup", tokenizer.encode("warm up")[0], GenerationParams(max_new_tokens=2))
@@ -337,11 +331,8 @@ class Engine:
     ) -> RequestHandle:
         """Queue a generation. Raises InvalidInput / InputTooLong / Overloaded / ModelNotReady at once."""
         if not self.ready:
-            raise ModelNotReady(
-                "the model is not loaded yet" if self._loaded is None else "the engine is stopping"
-            )
+            raise ModelNotReady("the model is not loaded yet" if self._loaded is None else "the engine is stopping")
         loaded = self._require_loaded()
-        model = loaded.model
         try:
             request, rows = self._build_request(text, params, attention, forced_target, loaded)
         except ServingError as error:
@@ -364,7 +355,6 @@ class Engine:
                 raise
             self._entries[request.id] = _Entry(request, handle)
             self._wake.notify()
-        del model
         return handle
 
     def _build_request(
@@ -388,7 +378,7 @@ class Engine:
         source_ids, _ = loaded.tokenizer.encode(text)
         if len(source_ids) > model.max_source_tokens:
             raise InputTooLong(
-                f"the input has {len(source_ids)} tokens (EOS included); the limit is {model.max_source_tokens}"
+                f"the input has {len(source_ids)} tokens with EOS; the limit is {model.max_source_tokens}"
             )
         target_ids = None
         if forced_target is not None:
@@ -422,9 +412,7 @@ class Engine:
         while not self._stopping:
             try:
                 self._loop_once(self._require_loaded().executor)
-            except (
-                Exception
-            ):  # the worker must outlive any bug in one iteration; executor errors are handled inside
+            except Exception:  # the worker must outlive any bug in one iteration; executor errors are handled inside
                 logger.exception("engine loop iteration failed")
 
     def _loop_once(self, executor: BatchExecutor) -> None:
@@ -444,7 +432,6 @@ class Engine:
         for pending in plan.join:
             self.observer.on_queue_wait(now - pending.enqueued_at)
         started = time.perf_counter()
-        finished: list[str] = []
         try:
             outcome = executor.step(joins)
         except StepFailed as failure:
@@ -455,6 +442,7 @@ class Engine:
                 failure.request_ids,
                 exc_info=failure.cause,
             )
+            self._retire(executor, failure.request_ids)
             for request_id in failure.request_ids:
                 entry = entries.get(request_id)
                 if entry is not None:
@@ -462,10 +450,14 @@ class Engine:
                         entry.handle,
                         InferenceFailed(f"inference failed (error_id={error_id})", error_id=error_id),
                     )
-            finished = list(failure.request_ids)
         else:
             self.observer.on_step(outcome.rows, time.perf_counter() - started)
-            finished = self._dispatch(outcome, entries)
+            # Budgets and gauges are released before results are delivered, so a caller that has
+            # its result already sees the freed slot in stats().
+            self._retire(executor, list(outcome.results))
+            self._dispatch(outcome, entries)
+
+    def _retire(self, executor: BatchExecutor, finished: list[str]) -> None:
         with self._lock:
             self._scheduler.finish_step(StepResults(finished=finished))
             for request_id in finished:
@@ -474,6 +466,8 @@ class Engine:
 
     def _handle_drops(self, executor: BatchExecutor, dropped: list[tuple[Dropped, _Entry | None]]) -> None:
         executor.drop([d.id for d, _ in dropped if d.was_running])
+        with self._lock:
+            self._rows = executor.rows
         for drop, entry in dropped:
             if drop.reason == "deadline":
                 self.observer.on_cancel("deadline")
@@ -484,7 +478,7 @@ class Engine:
                 if entry is not None:
                     self._deliver(entry.handle, None)
 
-    def _dispatch(self, outcome: StepOutcome, entries: dict[str, _Entry]) -> list[str]:
+    def _dispatch(self, outcome: StepOutcome, entries: dict[str, _Entry]) -> None:
         now = time.monotonic()
         # One call_soon_threadsafe per event loop per step (not per token): each call wakes the loop
         # through its self-pipe and makes the two threads trade the GIL.
@@ -512,7 +506,6 @@ class Engine:
                 loop.call_soon_threadsafe(_run_all, calls)
             except RuntimeError:  # the event loop is closed: nobody is waiting any more
                 pass
-        return list(outcome.results)
 
     @staticmethod
     def _deliver(handle: RequestHandle, result: GenerationResult | BaseException | None) -> None:

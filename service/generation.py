@@ -12,6 +12,7 @@ import numpy as np
 from service.errors import InvalidInput
 
 ATTENTION_KINDS = frozenset({"encoder", "decoder", "cross"})
+MAX_LENGTH_PENALTY = 10.0  # |length_penalty|; NaN fails the comparison too
 
 
 @dataclass(frozen=True)
@@ -42,7 +43,15 @@ class GenerationParams:
             ),
             (self.num_beams >= 1, "num_beams must be >= 1"),
             (not (self.do_sample and self.num_beams > 1), "do_sample cannot be combined with num_beams > 1"),
-            (np.isfinite(self.length_penalty), "length_penalty must be finite"),
+            (
+                self.repetition_penalty is None or np.isfinite(self.repetition_penalty),
+                "repetition_penalty must be finite",
+            ),
+            # Beam scores divide by length ** length_penalty: past this it overflows (or reaches 0).
+            (
+                abs(self.length_penalty) <= MAX_LENGTH_PENALTY,
+                f"length_penalty must be in [-{MAX_LENGTH_PENALTY:g}, {MAX_LENGTH_PENALTY:g}]",
+            ),
             (all(isinstance(s, str) and s for s in self.stop), "stop sequences must be non-empty strings"),
             (self.timeout_s is None or self.timeout_s > 0, "timeout_s must be > 0"),
         ]

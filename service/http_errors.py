@@ -101,6 +101,8 @@ def install_error_handlers(app: FastAPI) -> None:
     async def on_http_exception(request: Request, exc: Exception) -> Response:
         if not isinstance(exc, StarletteHTTPException):
             raise exc
+        if exc.status_code == 400:  # FastAPI could not parse the body (e.g. not UTF-8): as invalid JSON
+            return serving_error_response(request, InvalidInput(f"malformed request body: {exc.detail}"))
         error_type = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http_error")
         return JSONResponse(
             {"error": str(exc.detail), "error_type": error_type},

@@ -174,8 +174,7 @@ def load_model_directory(directory: Path | str, *, variant: str | None = None) -
     for role in ("encoder", "decoder"):
         entry = _require(graphs_entry, role, dict, f"{where} graphs")
         graphs[role] = {
-            kind: _tensor_specs(entry.get(kind), f"{where} graphs.{role}.{kind}")
-            for kind in ("inputs", "outputs")
+            kind: _tensor_specs(entry.get(kind), f"{where} graphs.{role}.{kind}") for kind in ("inputs", "outputs")
         }
     return ModelFiles(
         directory=directory,
@@ -214,9 +213,7 @@ def expected_fixed_dims(model: ModelFiles) -> dict[str, dict[int, int]]:
     }
 
 
-def check_graph_signature(
-    model: ModelFiles, role: str, kind: str, actual: Sequence[TensorSpec], *, file: Path
-) -> None:
+def check_graph_signature(model: ModelFiles, role: str, kind: str, actual: Sequence[TensorSpec], *, file: Path) -> None:
     """Compare a loaded graph's inputs or outputs with the manifest and the tensor vocabulary.
 
     Raises:
@@ -235,21 +232,19 @@ def check_graph_signature(
     declared = {spec.name: spec for spec in model.graphs[role][kind]}
     if set(declared) != set(by_name):
         raise ModelLoadError(
-            f"{file}: graph {kind} {sorted(by_name)} differ from {MANIFEST} graphs.{role}.{kind} {sorted(declared)}"
+            f"{file}: graph {kind} {sorted(by_name)} != {MANIFEST} graphs.{role}.{kind} {sorted(declared)}"
         )
     fixed = expected_fixed_dims(model)
     for name, spec in by_name.items():
         want = declared[name]
         if spec.dtype != want.dtype or len(spec.shape) != len(want.shape):
             raise ModelLoadError(
-                f"{file}: {name} is {spec.dtype}{list(spec.shape)}, {MANIFEST} says {want.dtype}{list(want.shape)}"
+                f"{file}: {name} is {spec.dtype}{list(spec.shape)}; manifest: {want.dtype}{list(want.shape)}"
             )
-        for axis, (got, expected) in enumerate(zip(spec.shape, want.shape)):
+        for axis, (got, expected) in enumerate(zip(spec.shape, want.shape, strict=True)):
             # Symbolic names may differ between exporters; fixed sizes must match exactly.
             if isinstance(expected, int) and got != expected:
                 raise ModelLoadError(f"{file}: {name} axis {axis} is {got}, {MANIFEST} says {expected}")
         for axis, size in fixed.get(name, {}).items():
             if axis < len(spec.shape) and isinstance(spec.shape[axis], int) and spec.shape[axis] != size:
-                raise ModelLoadError(
-                    f"{file}: {name} axis {axis} is {spec.shape[axis]}, the config implies {size}"
-                )
+                raise ModelLoadError(f"{file}: {name} axis {axis} is {spec.shape[axis]}, the config implies {size}")

@@ -208,9 +208,7 @@ class OnnxRunner:
         self._bind = self.provider == "CUDAExecutionProvider" and runtime.io_binding
 
     @staticmethod
-    def _session(
-        path: Any, runtime: RuntimeSettings, providers: list[str], spinning: bool
-    ) -> ort.InferenceSession:
+    def _session(path: Any, runtime: RuntimeSettings, providers: list[str], spinning: bool) -> ort.InferenceSession:
         try:
             return ort.InferenceSession(
                 str(path), sess_options=session_options(runtime, allow_spinning=spinning), providers=providers
@@ -283,6 +281,6 @@ class OnnxRunner:
             binding.bind_output(name, "cuda" if name.startswith("present_") else "cpu")
         self._decoder.run_with_iobinding(binding)
         values = binding.get_outputs()
-        by_name = dict(zip(names, values))
+        by_name = dict(zip(names, values, strict=True))
         host = [by_name[n].numpy() if not n.startswith("present_") else by_name[n] for n in names]
         return host, by_name["present_keys"], by_name["present_values"]

@@ -63,9 +63,14 @@ class TokenChooser:
             logits = apply_repetition_penalty(logits, previous, self.params.repetition_penalty)
         return logits
 
-    def choose(self, logits: np.ndarray, previous: Sequence[int]) -> tuple[int, float]:
-        """Returns (token id, the model's log-probability of it) for one (V,) float32 row."""
-        model_logprobs = log_softmax(logits)
+    def choose(
+        self, logits: np.ndarray, previous: Sequence[int], *, logprobs: np.ndarray | None = None
+    ) -> tuple[int, float]:
+        """Returns (token id, the model's log-probability of it) for one (V,) float32 row.
+
+        `logprobs` is log_softmax(logits) when the caller computed it for the whole batch at once.
+        """
+        model_logprobs = log_softmax(logits) if logprobs is None else logprobs
         scores = self.process(logits, previous)
         if self._rng is None:
             token = int(np.argmax(scores))  # first maximum = lowest id on ties

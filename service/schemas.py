@@ -7,12 +7,26 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
+
+from service.generation import MAX_LENGTH_PENALTY
 
 AttentionKind = Literal["encoder", "decoder", "cross"]
 FinishReason = Literal["length", "eos_token", "stop_sequence"]
 
 _EXAMPLE_INPUT = "Tengo 21 años y 3 gatos."
+
+
+def _encodable(value: str) -> str:
+    """Refuse unpaired surrogates: JSON can escape them ("\\ud800"), the tokenizer cannot encode them."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as error:
+        raise ValueError("must be valid Unicode text (no unpaired surrogates)") from error
+    return value
+
+
+Text = Annotated[str, AfterValidator(_encodable)]  # pydantic already refuses them in min_length strings
 
 
 class GenerateParameters(BaseModel):
@@ -32,7 +46,7 @@ class GenerateParameters(BaseModel):
     top_k: int | None = Field(None, ge=1, description="Sample from the k most likely tokens.")
     top_p: float | None = Field(None, gt=0, le=1, description="Nucleus sampling mass, in (0, 1].")
     seed: int | None = Field(None, ge=0, description="Sampling seed; the response reports the one used.")
-    stop: list[str] = Field(
+    stop: list[Text] = Field(
         default_factory=list,
         max_length=8,
         description="Stop sequences; the generated text keeps the stop string (finish_reason stop_sequence).",
@@ -47,7 +61,12 @@ class GenerateParameters(BaseModel):
     num_beams: int = Field(
         1, ge=1, description="atento extension: beam width (> 1 = beam search, no sampling)."
     )
-    length_penalty: float = Field(1.0, description="atento extension: beam score / length ** length_penalty.")
+    length_penalty: float = Field(
+        1.0,
+        ge=-MAX_LENGTH_PENALTY,
+        le=MAX_LENGTH_PENALTY,
+        description="atento extension: beam score / length ** length_penalty.",
+    )
     return_attention: bool = Field(
         False,
         description="atento extension: add `attention` (all kinds, layers and heads, JSON numbers; "
@@ -193,7 +212,7 @@ class AttentionRequest(BaseModel):
     )
 
     inputs: str = Field(min_length=1, description="Source text.")
-    target: str | None = Field(
+    target: Text | None = Field(
         None, description="Target text to force-decode (teacher forcing); null = the model's own output."
     )
     parameters: GenerateParameters = Field(

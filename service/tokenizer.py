@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Protocol
 
 import tokenizers
 
@@ -49,6 +50,10 @@ class Tokenizer:
         return IncrementalDetokenizer(self)
 
 
+class Decoding(Protocol):
+    def decode(self, ids: Sequence[int]) -> str: ...
+
+
 class IncrementalDetokenizer:
     """Each token's text = decode(ids so far) - decode(ids before), as in TGI.
 
@@ -56,7 +61,7 @@ class IncrementalDetokenizer:
     until the character completes, so the streamed pieces always concatenate to the final text.
     """
 
-    def __init__(self, tokenizer: Tokenizer) -> None:
+    def __init__(self, tokenizer: Decoding) -> None:
         self._tokenizer = tokenizer
         self.ids: list[int] = []
         self.text = ""  # everything emitted so far

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -39,9 +40,7 @@ def held_out_texts() -> list[str]:
 
 @pytest.fixture(scope="module")
 def engine(tiny_model_dir: Path) -> Iterator[Engine]:
-    engine = Engine(
-        tiny_model_dir, runtime=RUNTIME, batching=BatchingSettings(max_batch_size=16, max_queue=64)
-    )
+    engine = Engine(tiny_model_dir, runtime=RUNTIME, batching=BatchingSettings(max_batch_size=16, max_queue=64))
     asyncio.run(engine.start())
     yield engine
     asyncio.run(engine.stop(timeout_s=10))
@@ -81,9 +80,7 @@ def test_alone_matches_the_reference(engine: Engine, reference: dict[str, Any]) 
 
 @settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
-def test_interleaving_never_changes_results(
-    engine: Engine, reference: dict[str, Any], data: st.DataObject
-) -> None:
+def test_interleaving_never_changes_results(engine: Engine, reference: dict[str, Any], data: st.DataObject) -> None:
     texts = list(reference)
     chosen = data.draw(st.lists(st.sampled_from(texts), min_size=1, max_size=4), label="inputs")
     seed = data.draw(st.integers(0, 2**32 - 1), label="seed")
@@ -150,22 +147,14 @@ def test_stream_sampling_seed_and_attention(engine: Engine, held_out_texts: list
         assert await engine.submit(text, greedy()).result() == await engine.submit(text, greedy()).result()
 
         full = await engine.submit(text, greedy(), attention=AttentionSpec()).result()
-        forced = await engine.submit(
-            text, greedy(), attention=AttentionSpec(), forced_target=full.text
-        ).result()
+        forced = await engine.submit(text, greedy(), attention=AttentionSpec(), forced_target=full.text).result()
         assert forced.token_ids == full.token_ids
         if full.finish_reason == "eos":  # then both ran the decoder over the same BOS + tokens
             assert full.attention is not None and forced.attention is not None
-            np.testing.assert_allclose(
-                [t.logprob for t in forced.tokens], [t.logprob for t in full.tokens], atol=1e-4
-            )
+            np.testing.assert_allclose([t.logprob for t in forced.tokens], [t.logprob for t in full.tokens], atol=1e-4)
             for layer in (0, 1):
-                np.testing.assert_allclose(
-                    forced.attention.decoder[layer], full.attention.decoder[layer], atol=1e-5
-                )
-                np.testing.assert_allclose(
-                    forced.attention.cross[layer], full.attention.cross[layer], atol=1e-5
-                )
+                np.testing.assert_allclose(forced.attention.decoder[layer], full.attention.decoder[layer], atol=1e-5)
+                np.testing.assert_allclose(forced.attention.cross[layer], full.attention.cross[layer], atol=1e-5)
 
     asyncio.run(run())
 
@@ -182,22 +171,51 @@ def test_submit_validation(engine: Engine) -> None:
     asyncio.run(run())
 
 
-def test_cancel_and_deadline_free_the_slot(engine: Engine, held_out_texts: list[str]) -> None:
+class SlowRunner:
+    """Sleeps in every decoder step, so a test can act while a request is surely mid-flight."""
+
+    def __init__(self, inner: Runner, delay_s: float) -> None:
+        self.inner = inner
+        self.delay_s = delay_s
+        self.decoded_rows: list[int] = []
+
+    def encode(self, *args: Any, **kwargs: Any) -> Any:
+        return self.inner.encode(*args, **kwargs)
+
+    def decode(self, tgt: Any, *args: Any, **kwargs: Any) -> Any:
+        time.sleep(self.delay_s)
+        self.decoded_rows.append(tgt.shape[0])
+        return self.inner.decode(tgt, *args, **kwargs)
+
+
+def test_cancel_and_deadline_free_the_slot_at_the_next_step(tiny_model_dir: Path, reference: dict[str, Any]) -> None:
+    longest = max(reference, key=lambda text: len(reference[text][0]))
+    if len(reference[longest][0]) < 8:
+        pytest.skip("the tiny model's outputs are too short to act mid-flight")
+    runners: list[SlowRunner] = []
+
+    def factory(model: ModelFiles) -> Runner:
+        runners.append(SlowRunner(OnnxRunner(model, runtime=RUNTIME), delay_s=0.05))
+        return runners[-1]
+
     async def run() -> None:
-        long = GenerationParams(max_new_tokens=10_000)  # clipped to the model's limit
-        handle = engine.submit(held_out_texts[0], long)
+        engine = Engine(tiny_model_dir, runtime=RUNTIME, runner_factory=factory)
+        await engine.start()
+        runner = runners[0]
+        handle = engine.submit(longest, greedy())
         async for _ in handle:
             handle.cancel()
+            steps_at_cancel = len(runner.decoded_rows)
         with pytest.raises(asyncio.CancelledError):
             await handle.result()
-        late = engine.submit(held_out_texts[1], GenerationParams(max_new_tokens=10_000, timeout_s=1e-4))
+        assert len(runner.decoded_rows) <= steps_at_cancel + 1  # at most the step already running
+        assert engine.stats().running_sequences == 0
+
+        late = engine.submit(longest, greedy(timeout_s=0.2))
         with pytest.raises(DeadlineExceeded):
             await late.result()
-        for _ in range(100):
-            if engine.stats().running_sequences == 0:
-                break
-            await asyncio.sleep(0.01)
         assert engine.stats() == type(engine.stats())(0, 0, 0)
+        await engine.stop(timeout_s=5)
 
     asyncio.run(run())
 
@@ -230,9 +248,7 @@ def test_a_fault_fails_only_that_step(
         return runners[-1]
 
     async def run() -> None:
-        engine = Engine(
-            tiny_model_dir, runtime=RUNTIME, runner_factory=factory, batching=BatchingSettings(max_queue=1)
-        )
+        engine = Engine(tiny_model_dir, runtime=RUNTIME, runner_factory=factory, batching=BatchingSettings(max_queue=1))
         await engine.start()
         runner = runners[0]
         runner.fail_at = {runner.calls + 2}

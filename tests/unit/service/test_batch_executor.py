@@ -11,18 +11,14 @@ from service.scheduler import BatchPolicy, PendingRequest, Scheduler, StepResult
 
 
 def make(runner: FakeRunner) -> BatchExecutor:
-    return BatchExecutor(
-        runner, FakeTokenizer(), special=SpecialIds(pad=0, bos=1, eos=EOS), shape=ModelShape(1, 1, 1)
-    )
+    return BatchExecutor(runner, FakeTokenizer(), special=SpecialIds(pad=0, bos=1, eos=EOS), shape=ModelShape(1, 1, 1))
 
 
 def request(name: str, source: list[int], **params: int) -> Request:
     return Request(name, [*source, EOS], GenerationParams(**params))  # type: ignore[arg-type]
 
 
-def run(
-    sources: dict[str, list[int]], arrivals: dict[int, list[str]], *, max_batch: int = 8
-) -> dict[str, list[int]]:
+def run(sources: dict[str, list[int]], arrivals: dict[int, list[str]], *, max_batch: int = 8) -> dict[str, list[int]]:
     runner = FakeRunner()
     executor = make(runner)
     scheduler = Scheduler(BatchPolicy(max_batch, 10_000, 100, 0.0))

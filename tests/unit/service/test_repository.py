@@ -44,8 +44,7 @@ def write_model(directory: Path) -> Path:
         "variants": {"fp32": {"encoder": "encoder.onnx", "decoder": "decoder.onnx"}},
         "default_variant": "fp32",
         "files": {
-            n: hashlib.sha256(n.encode()).hexdigest()
-            for n in ("encoder.onnx", "decoder.onnx", "tokenizer.json")
+            n: hashlib.sha256(n.encode()).hexdigest() for n in ("encoder.onnx", "decoder.onnx", "tokenizer.json")
         },
     }
     (directory / "manifest.json").write_text(json.dumps(manifest))

@@ -44,8 +44,6 @@ def test_repetition_penalty_is_ctrl_style() -> None:
 
 def test_reported_logprob_is_the_models() -> None:
     logits = np.array([1.0, 2.0, 3.0], dtype=np.float32)
-    token, logprob = TokenChooser(GenerationParams(temperature=0.5, do_sample=True), seed=3).choose(
-        logits, []
-    )
+    token, logprob = TokenChooser(GenerationParams(temperature=0.5, do_sample=True), seed=3).choose(logits, [])
     expected = logits[token] - np.log(np.exp(logits).sum())
     assert abs(logprob - expected) < 1e-5

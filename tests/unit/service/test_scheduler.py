@@ -78,9 +78,7 @@ def test_cancel_and_deadline_drop_at_next_step() -> None:
     assert s.cancel("cancelled", "disconnect")
     assert not s.cancel("unknown")
     plan = s.plan_step(now=1.0)
-    assert [(d.id, d.reason, d.was_running) for d in plan.drop] == [
-        ("cancelled", "cancelled:disconnect", False)
-    ]
+    assert [(d.id, d.reason, d.was_running) for d in plan.drop] == [("cancelled", "cancelled:disconnect", False)]
     plan = s.plan_step(now=5.0)
     assert [(d.id, d.reason, d.was_running) for d in plan.drop] == [("running", "deadline", True)]
     assert [p.id for p in plan.join] == ["waiting"]  # the freed slot is reused in the same step

@@ -1,0 +1,98 @@
+"""`python -m bench` (`make bench`): every benchmark of issue 8, measured A/B-alternating in one run,
+printed as a Markdown table and written as JSON. `--quick` for fewer rounds and sizes; select
+benchmarks with --batching, --peers, --http (with memory), --attention, --int8, --hardware.
+"""
+
+# ruff: noqa: T201  (a CLI benchmark: printing the figures is its output)
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import logging
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+import torch
+
+from bench import batching, engine_variants, hardware, http_path, peers
+from bench.models import BASE_NEW_TOKENS, base_sources, load_base_model, load_bundled_model
+from bench.report import Figure, machine, markdown, write_json
+from bench.workload import THREADS, bundled_texts
+
+BENCHMARKS = ("batching", "peers", "http", "attention", "int8", "hardware")
+
+
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    for name in BENCHMARKS:
+        parser.add_argument(f"--{name}", action="store_true", help=f"run the {name} benchmark (default: all)")
+    parser.add_argument("--quick", action="store_true", help="fewer rounds, batch sizes and requests")
+    parser.add_argument("--rounds", type=int, default=0, help="A/B rounds per comparison (0 = 5, quick: 2)")
+    parser.add_argument("--model-dir", type=Path, default=Path("models/normalize/1"))
+    parser.add_argument("--checkpoint", type=Path, default=Path("runs/normalize"),
+                        help="the bundled model's checkpoint (PyTorch and CTranslate2 need the weights)")
+    parser.add_argument("--models", default="bundled,base", help="--peers models: bundled, base or both")
+    parser.add_argument("--out", type=Path, default=Path("runs/bench/report.json"))
+    return parser.parse_args(argv)
+
+
+async def run(args: argparse.Namespace) -> list[Figure]:
+    chosen = [n for n in BENCHMARKS if getattr(args, n)] or list(BENCHMARKS)
+    rounds = args.rounds or (2 if args.quick else 5)
+    concurrencies = (1, 32) if args.quick else (1, 8, 32, 64)
+    batch_sizes = (1, 32) if args.quick else (1, 8, 32, 64)
+    saturation = 32
+    texts = bundled_texts(96 if args.quick else 192)
+    figures: list[Figure] = []
+    if "batching" in chosen:
+        figures += await batching.run(args.model_dir, concurrencies=concurrencies, rounds=rounds)
+    if "peers" in chosen or "hardware" in chosen:
+        models = []
+        if "bundled" in args.models:
+            bundled = load_bundled_model(args.model_dir, args.checkpoint)
+            models.append((bundled, bundled_texts(64), _max_new_tokens(args.model_dir), False))
+        if "base" in args.models:
+            models.append((load_base_model(), base_sources(64), BASE_NEW_TOKENS, True))
+        sizes = batch_sizes if "peers" in chosen else (1, 32)
+        figures += await peers.run(models, batch_sizes=sizes, rounds=rounds)
+    if "http" in chosen:
+        figures += await http_path.run(args.model_dir, texts, concurrency=saturation, rounds=rounds)
+    if "attention" in chosen:
+        figures += await engine_variants.attention_cost(args.model_dir, texts, concurrency=saturation, rounds=rounds)
+    if "int8" in chosen:
+        figures += await engine_variants.int8_speedup(args.model_dir, texts, concurrency=saturation, rounds=rounds)
+        figures.append(Figure("int8", "fp16 / fp32 on a GPU", float("nan"), "x",
+                              detail="no GPU on this machine: run `python -m bench.gpu` where one is"))
+    if "hardware" in chosen:
+        peak = hardware.sgemm_gflops(threads=THREADS)
+        achieved = [(f"{f.label.split(':')[0]} {name}, batch {f.label.rsplit(' ', 1)[1]}", rate, f.flops_per_token)
+                    for f in figures if f.flops_per_token and "/ ctranslate2" in f.label
+                    for name, rate in f.rates.items() if name in ("atento", "ctranslate2", "pytorch")]
+        figures += hardware.figures(peak, achieved)
+    return figures
+
+
+def _max_new_tokens(model_dir: Path) -> int:
+    return int(json.loads((model_dir / "manifest.json").read_text())["max_target_tokens"]) - 1
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    logging.basicConfig(level=logging.WARNING, format="%(message)s", stream=sys.stderr)
+    logging.getLogger("bench").setLevel(logging.INFO)
+    torch.set_num_threads(THREADS)
+    figures = asyncio.run(run(args))
+    info = machine()
+    print(f"\nMachine: {info['cpu']}, {info['cores']} cores; onnxruntime {info['onnxruntime']}, "
+          f"ctranslate2 {info['ctranslate2']}, torch {info['torch']}\n")
+    print(markdown(figures))
+    write_json(args.out, figures, command="python -m bench " + " ".join(sys.argv[1:] if argv is None else argv))
+    print(f"\nwrote {args.out}")
+    return 0 if all(f.passed is not False for f in figures) else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

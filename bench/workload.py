@@ -1,0 +1,129 @@
+"""Driving an Engine the way clients do: a closed loop of N concurrent clients, static batches, and
+A/B alternation with medians of per-round ratios. Also the bundled task's input mix.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import statistics
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from service.config import BatchingSettings, RuntimeSettings
+from service.engine import AttentionSpec, Engine, GenerationParams, GenerationResult
+
+INPUTS = Path(__file__).resolve().parent.parent / "deploy" / "loadtest" / "inputs.tsv"
+THREADS = 2  # onnxruntime intra-op, CTranslate2 intra and torch threads alike: the machine's cores
+
+
+def bundled_texts(count: int, *, path: Path = INPUTS) -> list[str]:
+    """`count` sources from the bundled task's mix (deploy/loadtest/inputs.tsv), cycling."""
+    sources = [line.split("\t", 1)[0] for line in path.read_text(encoding="utf-8").splitlines() if line]
+    return [sources[i % len(sources)] for i in range(count)]
+
+
+@dataclass
+class Run:
+    """One measured run: generated tokens (EOS excluded) and requests over wall time."""
+
+    tokens: int
+    requests: int
+    elapsed_s: float
+    results: list[GenerationResult] = field(default_factory=list, repr=False)
+
+    @property
+    def tokens_per_s(self) -> float:
+        return self.tokens / self.elapsed_s
+
+
+def make_engine(model_dir: Path, *, max_batch_size: int, variant: str | None = None, device: str = "cpu",
+                threads: int = THREADS, max_wait_ms: float = 0.0) -> Engine:
+    return Engine(
+        model_dir, variant=variant, device=device, runtime=RuntimeSettings(intra_op_threads=threads),
+        batching=BatchingSettings(max_batch_size=max_batch_size, max_queue=4096, max_wait_ms=max_wait_ms,
+                                  max_tokens_in_flight=10**9),
+    )
+
+
+async def closed_loop(engine: Engine, texts: Sequence[str], params: GenerationParams, *, concurrency: int,
+                      attention: AttentionSpec | None = None) -> Run:
+    """`concurrency` clients, each sending its next text as soon as its previous one finished
+    (continuous batching lets it join the running batch at the next step)."""
+    queue = list(reversed(texts))
+    results: list[GenerationResult] = []
+
+    async def client() -> None:
+        while queue:
+            text = queue.pop()
+            results.append(await engine.submit(text, params, attention=attention).result())
+
+    started = time.perf_counter()
+    await asyncio.gather(*(client() for _ in range(concurrency)))
+    return _run(results, time.perf_counter() - started)
+
+
+async def static_batches(engine: Engine, texts: Sequence[str], params: GenerationParams, *,
+                         batch_size: int) -> Run:
+    """Static batching: wait for a full batch, run it to completion, only then start the next one."""
+    results: list[GenerationResult] = []
+    started = time.perf_counter()
+    for start in range(0, len(texts), batch_size):
+        handles = [engine.submit(t, params) for t in texts[start : start + batch_size]]
+        results += await asyncio.gather(*(h.result() for h in handles))
+    return _run(results, time.perf_counter() - started)
+
+
+async def all_at_once(engine: Engine, texts: Sequence[str], params: GenerationParams, *,
+                      attention: AttentionSpec | None = None) -> Run:
+    """Every text submitted at once (a batch of len(texts) when max_batch_size allows it)."""
+    started = time.perf_counter()
+    handles = [engine.submit(t, params, attention=attention) for t in texts]
+    results = list(await asyncio.gather(*(h.result() for h in handles)))
+    return _run(results, time.perf_counter() - started)
+
+
+def _run(results: list[GenerationResult], elapsed: float) -> Run:
+    return Run(sum(len(r.token_ids) for r in results), len(results), elapsed, results)
+
+
+@dataclass
+class Alternated:
+    """Per-round rates (tokens/s) of each contender, measured A, B, A, B, ... in one process."""
+
+    rates: dict[str, list[float]]
+
+    def median(self, name: str) -> float:
+        return statistics.median(self.rates[name])
+
+    def ratio(self, name: str, baseline: str) -> float:
+        """Median over rounds of rate(name) / rate(baseline) in the same round."""
+        return statistics.median(a / b for a, b in zip(self.rates[name], self.rates[baseline], strict=True))
+
+    def spread(self, name: str, baseline: str) -> tuple[float, float]:
+        ratios = [a / b for a, b in zip(self.rates[name], self.rates[baseline], strict=True)]
+        return min(ratios), max(ratios)
+
+
+async def alternate(contenders: dict[str, Callable[[], Awaitable[float]]], *, rounds: int) -> Alternated:
+    """Run each contender once per round, in turn (the order flips every round), after one warm-up."""
+    names = list(contenders)
+    for name in names:
+        await contenders[name]()
+    rates: dict[str, list[float]] = {name: [] for name in names}
+    for round_index in range(rounds):
+        for name in names if round_index % 2 == 0 else reversed(names):
+            rates[name].append(await contenders[name]())
+    return Alternated(rates)
+
+
+def timed(function: Callable[[], int]) -> Callable[[], Awaitable[float]]:
+    """A synchronous tokens-producing call as an alternate() contender (tokens/s)."""
+
+    async def run() -> float:
+        started = time.perf_counter()
+        tokens = function()
+        return tokens / (time.perf_counter() - started)
+
+    return run
