@@ -44,6 +44,18 @@ HELD_OUT_FRACTION = 0.1
 
 MIN_NUMBER, MAX_NUMBER = 2, 999_999_999
 MIN_DATE, MAX_DATE = dt.date(1900, 1, 1), dt.date(2099, 12, 31)
+# Share of sentence carriers taken from the hand-written templates; the rest is random words.
+TEMPLATE_CARRIER_SHARE = 0.5
+# Share of random-sentence words replaced by pronounceable nonsense, which can only be copied.
+PSEUDO_WORD_SHARE = 0.12
+PSEUDO_ONSETS = ("", "b", "c", "d", "f", "g", "j", "k", "l", "m", "n", "ñ", "p", "r", "s", "t", "v", "z", "ch", "br", "tr", "pl")
+PSEUDO_VOWELS = ("a", "e", "i", "o", "u", "á", "é", "í", "ó", "ú", "ü", "y", "ai", "ou")
+PSEUDO_CODAS = ("n", "s", "l", "r", "x", "k", "th", "ng")
+# Phrases spliced into a random carrier for the article categories: article or pronoun uses.
+ARTICLE_PHRASES = {
+    "es": ("un {nm}", "una {nf}", "uno de ellos", "una de ellas", "cada uno", "con uno", "un {nm} y una {nf}"),
+    "en": ("one of them", "this one", "that one", "the other one", "no one", "one by one", "one {noun}"),
+}
 BABEL_LOCALES = ("es_ES", "en_US", "en_GB")
 BABEL_FORMATS = ("full", "long", "medium")  # "short" is numeric: no month name, outside the contract
 
@@ -590,17 +602,34 @@ def _date(rng: random.Random, split: str, lang: str, spoken: bool) -> tuple[str,
     return _date_source(d, lang, rng, spoken=spoken), d.isoformat()
 
 
+def _carrier_template(rng: random.Random, split: str, name: str, insert: str) -> str:
+    """A hand-written carrier sentence half of the time, otherwise random words around the slot, so
+    the model learns to copy any text around an expression rather than memorize the templates."""
+    if rng.random() < TEMPLATE_CARRIER_SHARE:
+        return rng.choice(_carriers(name, split))
+    words = _random_sentence(rng, split, name.rsplit("_", 1)[1]).replace("{", "(").replace("}", ")").split(" ")
+    words.insert(rng.randint(1, len(words)), insert)
+    return " ".join(words)
+
+
 def _sentence_number(rng: random.Random, split: str, lang: str) -> tuple[str, str]:
-    template = rng.choice(_carriers(f"number_{lang}", split))
+    template = _carrier_template(rng, split, f"number_{lang}", "{n}")
     words, digits = _cardinal(rng, split, lang)
     return template.format(n=words), template.format(n=digits)
 
 
 def _sentence_date(rng: random.Random, split: str, lang: str) -> tuple[str, str]:
-    template = rng.choice(_carriers(f"date_{lang}", split))
+    template = _carrier_template(rng, split, f"date_{lang}", "{d}")
     d = _sample_date(rng, split)
     source = _date_source(d, lang, rng, spoken=rng.random() < 0.5)
     return template.format(d=source), template.format(d=d.isoformat())
+
+
+def _pseudo_word(rng: random.Random) -> str:
+    """A pronounceable nonsense word ("tamopí", "Zurel"): text the model can only copy."""
+    syllables = [rng.choice(PSEUDO_ONSETS) + rng.choice(PSEUDO_VOWELS) for _ in range(rng.randint(1, 4))]
+    word = "".join(syllables) + (rng.choice(PSEUDO_CODAS) if rng.random() < 0.4 else "")
+    return word.capitalize() if rng.random() < 0.2 else word
 
 
 def _random_sentence(rng: random.Random, split: str, lang: str) -> str:
@@ -612,15 +641,17 @@ def _random_sentence(rng: random.Random, split: str, lang: str) -> str:
         words[rng.randrange(len(words))] = rng.choice(held_out)
     for i in range(len(words)):
         r = rng.random()
-        if r < 0.04:
+        if r < PSEUDO_WORD_SHARE:
+            words[i] = _pseudo_word(rng)
+        elif r < PSEUDO_WORD_SHARE + 0.04:
             words[i] = str(rng.randint(0, 99999))
-        elif r < 0.07:
+        elif r < PSEUDO_WORD_SHARE + 0.07:
             words[i] = rng.choice(ODD_TOKENS)
-        elif r < 0.09:
+        elif r < PSEUDO_WORD_SHARE + 0.09:
             words[i] = words[i].upper()
-        elif r < 0.14:
+        elif r < PSEUDO_WORD_SHARE + 0.14:
             words[i] += ","
-        elif r < 0.16:
+        elif r < PSEUDO_WORD_SHARE + 0.16:
             words[i] = f"«{words[i]}»" if lang == "es" else f'"{words[i]}"'
     if rng.random() < 0.8:
         words[0] = words[0][:1].upper() + words[0][1:]
@@ -641,7 +672,7 @@ def _plain(rng: random.Random, split: str, lang: str) -> tuple[str, str]:
 
 
 def _article(rng: random.Random, split: str, lang: str) -> tuple[str, str]:
-    template = rng.choice(_carriers(f"article_{lang}", split))
+    template = _carrier_template(rng, split, f"article_{lang}", rng.choice(ARTICLE_PHRASES[lang]))
     if lang == "es":
         text = template.format(
             nm=rng.choice(_carriers("nouns_m_es", "train")), nf=rng.choice(_carriers("nouns_f_es", "train"))

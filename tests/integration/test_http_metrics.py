@@ -11,10 +11,17 @@ from pathlib import Path
 
 import httpx
 import pytest
+import yaml
 from prometheus_client.parser import text_string_to_metric_families
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "deploy"))
-from dashboard_metrics import ATENTO_COUNTERS, ATENTO_GAUGES, ATENTO_HISTOGRAMS  # noqa: E402
+from dashboard_metrics import (  # noqa: E402
+    ATENTO_COUNTERS,
+    ATENTO_GAUGES,
+    ATENTO_HISTOGRAMS,
+    metric_names_in_dashboard,
+    metric_names_in_promql,
+)
 
 
 def _exercise(url: str) -> str:
@@ -70,3 +77,20 @@ def test_promtool_check_metrics(fake_server):
         [promtool, "check", "metrics"], input=text, capture_output=True, text=True, timeout=60
     )
     assert check.returncode == 0, check.stdout + check.stderr
+
+
+def test_dashboard_and_alerts_use_only_exported_metrics(live_server):
+    """Every PromQL expression in the Grafana dashboard and the alert rules names a series that a
+    running atento (real engine) actually exports, read from its live /metrics."""
+    text = _exercise(live_server.url)
+    httpx.post(f"{live_server.url}/attention", json={"inputs": "abc"})
+    exported = {sample.name for family in text_string_to_metric_families(text) for sample in family.samples}
+    deploy = Path(__file__).parents[2] / "deploy"
+    wanted = metric_names_in_dashboard(deploy / "grafana" / "dashboards" / "atento.json")
+    alerts = yaml.safe_load((deploy / "prometheus" / "alerts.yml").read_text())
+    for group in alerts["groups"]:
+        for rule in group["rules"]:
+            wanted |= metric_names_in_promql(rule["expr"])
+    wanted.discard("up")  # Prometheus' own per-target series, not atento's
+    assert wanted, "no metric names found in the dashboard"
+    assert wanted <= exported, f"not exported by atento: {sorted(wanted - exported)}"

@@ -23,7 +23,7 @@ from service.config import BatchingSettings
 
 pytestmark = pytest.mark.slow
 
-STEP_S = 0.03  # per decoder call: the survivor's 42 tokens take about 1.3 s
+STEP_S = 0.04  # per decoder call: the survivor's 42 tokens take about 1.7 s
 LONG = {"inputs": TEXTS[0], "parameters": {"max_new_tokens": 48}}  # 42 tokens, then EOS
 STREAMS = 3
 AWAITED = 3

@@ -10,6 +10,7 @@ literals (Python's json, and so Starlette, accepts them). Each gets a clear 4xx 
 from __future__ import annotations
 
 import json
+import math
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,7 +20,7 @@ import httpx
 import pytest
 import schemathesis
 from harness import RUNTIME, Served, make_settings, real_server
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from hypothesis.errors import Unsatisfiable
 from schemathesis import GenerationMode
@@ -52,9 +53,7 @@ CHECKS = [
 
 # Every operation in atento's schema; building an app loads nothing, so this is cheap at import time.
 OPERATIONS = [
-    (method.upper(), path)
-    for path, item in create_app(make_settings()).openapi()["paths"].items()
-    for method in item
+    (method.upper(), path) for path, item in create_app(make_settings()).openapi()["paths"].items() for method in item
 ]
 
 
@@ -105,6 +104,15 @@ def test_schema_in_process(asgi_schema: Any) -> None:
         except (Exception, FailureGroup) as error:  # report every failing operation, not only the first
             failures[f"{method} {path}"] = error
     assert not failures, "\n\n".join(f"{label}: {error!r}" for label, error in failures.items())
+    answered = asgi_schema.app.state.metrics.requests.collect()[0].samples
+    posts = sum(
+        s.value
+        for s in answered
+        if s.name.endswith("_total")
+        and s.labels["route"] != "unmatched"
+        and s.labels["route"] in {"/generate", "/generate_stream", "/", "/attention"}
+    )
+    assert posts >= 4 * 25, f"only {posts} generate/attention requests were made"  # the fuzzing really ran
 
 
 @pytest.mark.parametrize(("method", "path"), OPERATIONS, ids=[f"{m} {p}" for m, p in OPERATIONS])
@@ -167,6 +175,12 @@ def _stream_text(response: httpx.Response) -> str:
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(inputs=st.one_of(HOSTILE_TEXT, st.lists(HOSTILE_TEXT, max_size=4)), parameters=PARAMETERS)
+# Found by this test once; kept as explicit examples (each was a 500 before the fix).
+@example(inputs="ab", parameters={"num_beams": 2, "length_penalty": 1e308})  # OverflowError in beam scores
+@example(inputs="ab", parameters={"num_beams": 2, "length_penalty": -1e308})  # ZeroDivisionError
+@example(inputs="ab", parameters={"stop": ["\ud800"]})  # an unpaired surrogate
+@example(inputs="ab", parameters={"num_beams": 2, "repetition_penalty": math.inf})
+@example(inputs="ab", parameters={"temperature": 1e-320, "seed": 1})
 def test_generate_hostile_bodies(live: Served, inputs: Any, parameters: dict[str, Any]) -> None:
     body = {"inputs": inputs, "parameters": parameters}
     response = _post(live.url, "/generate", body)
@@ -195,6 +209,7 @@ def test_generate_hostile_bodies(live: Served, inputs: Any, parameters: dict[str
     layers=st.one_of(st.none(), st.lists(HUGE_OR_ODD_NUMBER, max_size=3)),
     heads=st.one_of(st.none(), st.lists(HUGE_OR_ODD_NUMBER, max_size=3)),
 )
+@example(inputs="ab", target="\ud800", layers=None, heads=None)  # was a 500 (TypeError in the tokenizer)
 def test_attention_hostile_bodies(live: Served, inputs: str, target: Any, layers: Any, heads: Any) -> None:
     body = {"inputs": inputs, "target": target, "layers": layers, "heads": heads, "mean_heads": True}
     response = _post(live.url, "/attention", body)
