@@ -119,7 +119,7 @@ def _figures(result: Alternated, *, label: str, batch: int, same: dict[str, floa
         if peer not in result.rates:
             continue
         low, high = result.spread("atento", peer)
-        bar = ">= 0.9x" if (peer == "ctranslate2" and batch == 32 and label.startswith("base")) else ""
+        bar = ">= 0.9x" if (peer == "ctranslate2" and batch == 32 and label.startswith("base fp32")) else ""
         value = result.ratio("atento", peer)
         figures.append(Figure(
             "peers", f"{label}: atento / {peer}, batch {batch}", value, "x",

@@ -40,12 +40,26 @@ def machine() -> dict[str, str]:
     return {"cpu": model, "cores": str(os.cpu_count()), "python": platform.python_version(), **versions}
 
 
+# The command that measures each benchmark's figures on its own (`make bench` runs them all).
+COMMANDS = {
+    "batching": "python -m bench --batching",
+    "peers": "python -m bench --peers",
+    "http": "python -m bench --http",
+    "memory": "python -m bench --http",
+    "attention": "python -m bench --attention",
+    "int8": "python -m bench --int8",
+    "hardware": "python -m bench --hardware",
+    "gpu": "python -m bench.gpu",
+}
+
+
 def markdown(figures: list[Figure]) -> str:
-    lines = ["| benchmark | figure | value | bar | detail |", "|---|---|---|---|---|"]
+    lines = ["| benchmark | figure | value | bar | detail | command |", "|---|---|---|---|---|---|"]
     for f in figures:
         value = f"{f.value:.2f}x" if f.unit == "x" else f"{f.value:,.1f} {f.unit}"
         bar = f.target + (" ✔" if f.passed else " ✘" if f.passed is False else "")
-        lines.append(f"| {f.benchmark} | {f.label} | {value} | {bar} | {f.detail} |")
+        command = COMMANDS.get(f.benchmark, "python -m bench")
+        lines.append(f"| {f.benchmark} | {f.label} | {value} | {bar} | {f.detail} | `{command}` |")
     return "\n".join(lines)
 
 

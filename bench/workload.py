@@ -51,17 +51,17 @@ async def closed_loop(engine: Engine, texts: Sequence[str], params: GenerationPa
                       attention: AttentionSpec | None = None) -> Run:
     """`concurrency` clients, each sending its next text as soon as its previous one finished
     (continuous batching lets it join the running batch at the next step)."""
-    queue = list(reversed(texts))
-    results: list[GenerationResult] = []
+    queue = list(reversed(range(len(texts))))
+    results: list[GenerationResult | None] = [None] * len(texts)
 
     async def client() -> None:
         while queue:
-            text = queue.pop()
-            results.append(await engine.submit(text, params, attention=attention).result())
+            index = queue.pop()
+            results[index] = await engine.submit(texts[index], params, attention=attention).result()
 
     started = time.perf_counter()
     await asyncio.gather(*(client() for _ in range(concurrency)))
-    return _run(results, time.perf_counter() - started)
+    return _run([r for r in results if r is not None], time.perf_counter() - started)  # in the texts' order
 
 
 async def static_batches(engine: Engine, texts: Sequence[str], params: GenerationParams, *,

@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 import signal
 import sys
+import time
 from collections.abc import Sequence
 from types import FrameType
 
@@ -23,23 +24,33 @@ from service.settings import ServiceSettings
 class DrainingServer(uvicorn.Server):
     """uvicorn's server, marking the app as draining the moment a shutdown signal arrives.
 
-    uvicorn then stops listening, waits for in-flight requests (`timeout_graceful_shutdown`) and runs
-    the lifespan shutdown, which stops the engine.
+    On SIGTERM it keeps listening, so that new requests get a clear 503 (not a refused connection) while
+    the in-flight ones finish; once none is left, or the grace period is over, uvicorn stops listening,
+    waits for what remains until the grace period ends and runs the lifespan shutdown (the engine).
     """
 
     def __init__(self, config: uvicorn.Config, app: FastAPI) -> None:
         super().__init__(config)
         self._app = app
+        self._terminating = False
         self.exit_code = 0
 
     def handle_exit(self, sig: int, frame: FrameType | None) -> None:
         begin_drain(self._app)
         if sig == signal.SIGTERM:
-            # A drained SIGTERM is a clean exit (code 0): uvicorn would re-raise the captured signal
-            # after shutdown, so the process would die of it instead.
-            self.should_exit = True
+            # Not uvicorn's handler: it would stop listening at once, then re-raise the captured signal
+            # after shutdown, so the process would die of it instead of exiting 0. on_tick ends the drain.
+            self._terminating = True
             return
         super().handle_exit(sig, frame)
+
+    async def on_tick(self, counter: int) -> bool:
+        if self._terminating and not self.should_exit:
+            left = self._app.state.drain_deadline - time.monotonic()
+            if not self.server_state.tasks or left <= 0:  # no request in flight, or out of time
+                self.config.timeout_graceful_shutdown = max(0, int(left))
+                self.should_exit = True
+        return await super().on_tick(counter)
 
     def fail(self, exc: BaseException) -> None:
         """The model could not load: stop serving and exit non-zero."""

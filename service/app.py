@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
@@ -42,9 +43,13 @@ probes, `/metrics`, these docs and the web viewer.
 
 
 def begin_drain(app: FastAPI) -> None:
-    """Stop accepting new work (503) while in-flight requests finish; called on SIGTERM."""
+    """Stop accepting new work (503) while in-flight requests finish; called on SIGTERM.
+
+    Starts the shutdown grace period: `app.state.drain_deadline` is when whatever is left gets cut off.
+    """
     if not app.state.draining:
         logger.info("draining: refusing new requests, finishing in-flight ones")
+        app.state.drain_deadline = time.monotonic() + app.state.settings.shutdown_grace_s
     app.state.draining = True
 
 
@@ -116,7 +121,9 @@ def create_app(settings: ServiceSettings, engine: Any | None = None) -> FastAPI:
                 loader.cancel()
                 with contextlib.suppress(BaseException):
                     await loader
-            await engine.stop(drain=True, timeout_s=settings.shutdown_grace_s)
+            # Only what is left of the grace period that began with the drain (SIGTERM, usually).
+            left = max(0.0, app.state.drain_deadline - time.monotonic())
+            await engine.stop(drain=True, timeout_s=left)
             logger.info("engine stopped")
 
     app = FastAPI(
@@ -132,6 +139,7 @@ def create_app(settings: ServiceSettings, engine: Any | None = None) -> FastAPI:
     app.state.metrics = metrics
     app.state.api_keys = settings.resolved_api_keys()
     app.state.draining = False
+    app.state.drain_deadline = None  # set by begin_drain
     app.state.load_error = None
     app.state.on_fatal = None  # set by __main__ to stop the server when the model cannot load
 
