@@ -132,4 +132,6 @@ def test_docs_and_openapi_document_attention_shapes(fake_server):
         assert path in spec["paths"], path
     assert "(1, heads, query_len, key_len)" in spec["paths"]["/attention"]["post"]["description"]
     assert spec["components"]["schemas"]["GenerateRequest"]["examples"]
-    assert httpx.get(f"{s.url}/", follow_redirects=False).status_code == 307  # no viewer installed
+    page = httpx.get(f"{s.url}/", follow_redirects=False)
+    assert page.status_code == 200 and "attention viewer" in page.text.lower()  # the viewer, no key needed
+    assert httpx.get(f"{s.url}/viewer").text == page.text
