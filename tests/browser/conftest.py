@@ -8,19 +8,16 @@ from __future__ import annotations
 
 import os
 import shutil
-import threading
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
-import uvicorn
 
 from service.app import create_app
 from service.settings import ServiceSettings
+from tests.servers import serve
 
 CHROMIUM = os.environ.get("ATENTO_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -45,31 +42,9 @@ class Server:
         return {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
 
 
-# The same thread-and-poll pattern as tests/integration/conftest.py's `serve`, which this directory cannot
-# import (pytest's rootdir-relative conftests are not importable modules).
-def _serve(settings: ServiceSettings, *, api_key: str | None, timeout_s: float = 60.0) -> Iterator[Server]:
-    config = uvicorn.Config(
-        create_app(settings), host="127.0.0.1", port=0, log_config=None, access_log=False,
-        timeout_graceful_shutdown=5,
-    )
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, name="uvicorn-viewer", daemon=True)
-    thread.start()
-    deadline = time.monotonic() + timeout_s
-    while not server.started:
-        if not thread.is_alive() or time.monotonic() > deadline:
-            raise RuntimeError("uvicorn did not start")
-        time.sleep(0.01)
-    url = f"http://127.0.0.1:{server.servers[0].sockets[0].getsockname()[1]}"
-    try:
-        while httpx.get(f"{url}/health/ready").status_code != 200:
-            if time.monotonic() > deadline:
-                raise RuntimeError("server never became ready")
-            time.sleep(0.02)
-        yield Server(url=url, api_key=api_key)
-    finally:
-        server.should_exit = True
-        thread.join(timeout=30)
+def _serve(settings: ServiceSettings, *, api_key: str | None) -> Iterator[Server]:
+    with serve(create_app(settings)) as served:
+        yield Server(url=served.url, api_key=api_key)
 
 
 def _settings(model_dir: Path, **overrides: Any) -> ServiceSettings:
@@ -79,17 +54,19 @@ def _settings(model_dir: Path, **overrides: Any) -> ServiceSettings:
     )
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def viewer_server(tiny_model_dir: Path) -> Iterator[Server]:
     yield from _serve(_settings(tiny_model_dir), api_key=None)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def keyed_viewer_server(tiny_model_dir: Path) -> Iterator[Server]:
     yield from _serve(_settings(tiny_model_dir, api_keys=API_KEY), api_key=API_KEY)
 
 
-@pytest.fixture(scope="session")
+# Module scope, not session: Playwright's sync API keeps an asyncio loop running on the main thread
+# until it stops, and later suites call asyncio.run() there.
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
     if not (Path(CHROMIUM).is_file() or shutil.which(CHROMIUM)):
         _unavailable(f"chromium not found at {CHROMIUM} (apt-get install chromium)")

@@ -6,64 +6,16 @@ around tests/integration/fake_engine.py when a test needs exact control of timin
 
 from __future__ import annotations
 
-import threading
-import time
 from collections.abc import Callable, Iterator
-from contextlib import ExitStack, contextmanager
-from dataclasses import dataclass
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
-import uvicorn
 from fake_engine import FakeEngine  # tests/integration is on sys.path (rootdir conftest)
-from fastapi import FastAPI
 
 from service.app import create_app
-from service.settings import ServiceSettings
-
-
-@dataclass
-class Served:
-    url: str
-    app: FastAPI
-    engine: Any
-    server: uvicorn.Server
-
-
-@contextmanager
-def serve(app: FastAPI, *, wait_ready: bool = True, timeout_s: float = 60.0) -> Iterator[Served]:
-    """Run `app` on uvicorn in a thread until the block exits; yields once it listens (and is ready)."""
-    config = uvicorn.Config(
-        app, host="127.0.0.1", port=0, log_config=None, access_log=False, timeout_graceful_shutdown=5
-    )
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, name="uvicorn", daemon=True)
-    thread.start()
-    deadline = time.monotonic() + timeout_s
-    while not server.started:
-        if not thread.is_alive() or time.monotonic() > deadline:
-            raise RuntimeError("uvicorn did not start")
-        time.sleep(0.01)
-    port = server.servers[0].sockets[0].getsockname()[1]
-    url = f"http://127.0.0.1:{port}"
-    try:
-        if wait_ready:
-            while httpx.get(f"{url}/health/ready").status_code != 200:
-                if time.monotonic() > deadline:
-                    raise RuntimeError("server never became ready")
-                time.sleep(0.02)
-        yield Served(url=url, app=app, engine=app.state.engine, server=server)
-    finally:
-        server.should_exit = True
-        thread.join(timeout=30)
-
-
-def make_settings(**overrides: Any) -> ServiceSettings:
-    """Settings for tests: never read from the developer's ATENTO_* environment."""
-    return ServiceSettings.model_validate(overrides)
-
+from tests.servers import Served, make_settings, serve
 
 FakeServerFactory = Callable[..., Served]
 

@@ -7,18 +7,14 @@ built with the limits each scenario needs, plus a runner wrapper that injects la
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import httpx
 import numpy as np
-import uvicorn
-from fastapi import FastAPI
 from prometheus_client.parser import text_string_to_metric_families
 
 from service.app import create_app
@@ -27,6 +23,7 @@ from service.engine import Engine
 from service.repository import ModelFiles
 from service.runner import OnnxRunner, Runner
 from service.settings import ServiceSettings
+from tests.servers import Served, serve
 
 # One intra-op thread: these tests share 2 cores with other work, and more threads only add contention.
 RUNTIME = RuntimeSettings(intra_op_threads=1)
@@ -40,41 +37,6 @@ TEXTS = (
     "I still have three million, five hundred and thirty-nine thousand pages left to read.",
     "7 de julio de 2043",
 )
-
-
-@dataclass
-class Served:
-    url: str
-    app: FastAPI
-    engine: Any
-    server: uvicorn.Server
-    runner: PacedRunner | None = None  # set by real_server
-
-
-@contextmanager
-def serve(app: FastAPI, *, timeout_s: float = 60.0) -> Iterator[Served]:
-    """Run `app` on uvicorn (127.0.0.1, ephemeral port) in a thread; yield once /health/ready is 200."""
-    config = uvicorn.Config(
-        app, host="127.0.0.1", port=0, log_config=None, access_log=False, timeout_graceful_shutdown=5
-    )
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, name="uvicorn", daemon=True)
-    thread.start()
-    deadline = time.monotonic() + timeout_s
-    while not server.started:
-        if not thread.is_alive() or time.monotonic() > deadline:
-            raise RuntimeError("uvicorn did not start")
-        time.sleep(0.01)
-    url = f"http://127.0.0.1:{server.servers[0].sockets[0].getsockname()[1]}"
-    try:
-        while httpx.get(f"{url}/health/ready").status_code != 200:
-            if time.monotonic() > deadline:
-                raise RuntimeError("server never became ready")
-            time.sleep(0.02)
-        yield Served(url=url, app=app, engine=app.state.engine, server=server)
-    finally:
-        server.should_exit = True
-        thread.join(timeout=30)
 
 
 class PacedRunner:

@@ -1,0 +1,58 @@
+"""Real atento servers for tests: `create_app` on uvicorn in a thread, on 127.0.0.1 with an ephemeral
+port. Shared by the integration, browser and reliability suites (import as `tests.servers`)."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+import uvicorn
+from fastapi import FastAPI
+
+from service.settings import ServiceSettings
+
+
+@dataclass
+class Served:
+    url: str
+    app: FastAPI
+    engine: Any
+    server: uvicorn.Server
+    runner: Any = None  # a test's runner wrapper, when it built one
+
+
+@contextmanager
+def serve(app: FastAPI, *, wait_ready: bool = True, timeout_s: float = 60.0) -> Iterator[Served]:
+    """Run `app` until the block exits; yields once it listens (and, with wait_ready, is ready)."""
+    config = uvicorn.Config(
+        app, host="127.0.0.1", port=0, log_config=None, access_log=False, timeout_graceful_shutdown=5
+    )
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, name="uvicorn", daemon=True)
+    thread.start()
+    deadline = time.monotonic() + timeout_s
+    while not server.started:
+        if not thread.is_alive() or time.monotonic() > deadline:
+            raise RuntimeError("uvicorn did not start")
+        time.sleep(0.01)
+    url = f"http://127.0.0.1:{server.servers[0].sockets[0].getsockname()[1]}"
+    try:
+        if wait_ready:
+            while httpx.get(f"{url}/health/ready").status_code != 200:
+                if time.monotonic() > deadline:
+                    raise RuntimeError("server never became ready")
+                time.sleep(0.02)
+        yield Served(url=url, app=app, engine=app.state.engine, server=server)
+    finally:
+        server.should_exit = True
+        thread.join(timeout=30)
+
+
+def make_settings(**overrides: Any) -> ServiceSettings:
+    """Settings for tests: model_validate, so the developer's ATENTO_* environment is never read."""
+    return ServiceSettings.model_validate(overrides)
