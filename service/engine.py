@@ -17,7 +17,7 @@ import uuid
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from service.batch import BatchExecutor, ModelShape, Request, SpecialIds, StepFailed, StepOutcome
 from service.config import BatchingSettings, RuntimeSettings
@@ -37,6 +37,7 @@ from service.generation import (
     GenerationResult,
     TokenEvent,
 )
+from service.observer import EngineObserver, NoObserver
 from service.repository import ModelFiles, load_model_directory
 from service.runner import OnnxRunner, Runner
 from service.scheduler import BatchPolicy, Dropped, PendingRequest, Scheduler, StepResults
@@ -56,41 +57,6 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
-
-
-class EngineObserver(Protocol):
-    """Metrics hooks, called from the engine's worker thread (prometheus-client is thread-safe)."""
-
-    def on_step(self, batch_size: int, duration_s: float) -> None: ...
-    def on_queue_wait(self, seconds: float) -> None: ...
-    def on_first_token(self, seconds: float) -> None: ...
-    def on_token(self, seconds_since_previous: float) -> None: ...
-    def on_finish(self, input_tokens: int, generated_tokens: int) -> None: ...
-    def on_cancel(self, reason: str) -> None: ...
-    def on_reject(self, reason: str) -> None: ...
-
-
-class _NoObserver:
-    def on_step(self, batch_size: int, duration_s: float) -> None:
-        pass
-
-    def on_queue_wait(self, seconds: float) -> None:
-        pass
-
-    def on_first_token(self, seconds: float) -> None:
-        pass
-
-    def on_token(self, seconds_since_previous: float) -> None:
-        pass
-
-    def on_finish(self, input_tokens: int, generated_tokens: int) -> None:
-        pass
-
-    def on_cancel(self, reason: str) -> None:
-        pass
-
-    def on_reject(self, reason: str) -> None:
-        pass
 
 
 @dataclass(frozen=True)
@@ -208,7 +174,7 @@ class Engine:
         self.device = device
         self.runtime = runtime or RuntimeSettings()
         self.batching = batching or BatchingSettings()
-        self.observer: EngineObserver = observer or _NoObserver()
+        self.observer: EngineObserver = observer or NoObserver()
         self._runner_factory = runner_factory
         self._clock = clock
         self._scheduler = Scheduler(BatchPolicy.from_settings(self.batching))
