@@ -35,6 +35,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--checkpoint", type=Path, default=Path("runs/normalize"),
                         help="the bundled model's checkpoint (PyTorch and CTranslate2 need the weights)")
     parser.add_argument("--models", default="bundled,base", help="--peers models: bundled, base or both")
+    parser.add_argument("--decoder-spinning", choices=("default", "on", "off"), default="default",
+                        help="onnxruntime spinning of the decoder session (RuntimeSettings.decoder_allow_spinning)")
     parser.add_argument("--out", type=Path, default=Path("runs/bench/report.json"))
     return parser.parse_args(argv)
 
@@ -46,9 +48,11 @@ async def run(args: argparse.Namespace) -> list[Figure]:
     batch_sizes = (1, 32) if args.quick else (1, 8, 32, 64)
     saturation = 32
     texts = bundled_texts(96 if args.quick else 192)
+    spin = {"default": None, "on": True, "off": False}[args.decoder_spinning]
     figures: list[Figure] = []
     if "batching" in chosen:
-        figures += await batching.run(args.model_dir, concurrencies=concurrencies, rounds=rounds)
+        figures += await batching.run(args.model_dir, concurrencies=concurrencies, rounds=rounds,
+                                      decoder_spinning=spin)
     if "peers" in chosen or "hardware" in chosen:
         models = []
         if "bundled" in args.models:
@@ -57,13 +61,16 @@ async def run(args: argparse.Namespace) -> list[Figure]:
         if "base" in args.models:
             models.append((load_base_model(), base_sources(64), BASE_NEW_TOKENS, True))
         sizes = batch_sizes if "peers" in chosen else (1, 32)
-        figures += await peers.run(models, batch_sizes=sizes, rounds=rounds)
+        figures += await peers.run(models, batch_sizes=sizes, rounds=rounds, decoder_spinning=spin)
     if "http" in chosen:
-        figures += await http_path.run(args.model_dir, texts, concurrency=saturation, rounds=rounds)
+        figures += await http_path.run(args.model_dir, texts, concurrency=saturation, rounds=rounds,
+                                       decoder_spinning=spin)
     if "attention" in chosen:
-        figures += await engine_variants.attention_cost(args.model_dir, texts, concurrency=saturation, rounds=rounds)
+        figures += await engine_variants.attention_cost(args.model_dir, texts, concurrency=saturation, rounds=rounds,
+                                                        decoder_spinning=spin)
     if "int8" in chosen:
-        figures += await engine_variants.int8_speedup(args.model_dir, texts, concurrency=saturation, rounds=rounds)
+        figures += await engine_variants.int8_speedup(args.model_dir, texts, concurrency=saturation, rounds=rounds,
+                                                      decoder_spinning=spin)
         figures.append(Figure("int8", "fp16 / fp32 on a GPU", float("nan"), "x",
                               detail="no GPU on this machine: run `python -m bench.gpu` where one is"))
     if "hardware" in chosen:

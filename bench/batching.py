@@ -15,8 +15,9 @@ from bench.workload import Run, alternate, bundled_texts, closed_loop, make_engi
 from service.engine import Engine, GenerationParams
 
 
-async def run(model_dir: Path, *, concurrencies: Sequence[int], rounds: int, max_new_tokens: int = 64) -> list[Figure]:
-    engine = make_engine(model_dir, max_batch_size=max(concurrencies))
+async def run(model_dir: Path, *, concurrencies: Sequence[int], rounds: int, max_new_tokens: int = 64,
+              decoder_spinning: bool | None = None) -> list[Figure]:
+    engine = make_engine(model_dir, max_batch_size=max(concurrencies), decoder_spinning=decoder_spinning)
     await engine.start()
     params = GenerationParams(max_new_tokens=max_new_tokens)
     figures = []

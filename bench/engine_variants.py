@@ -13,10 +13,11 @@ from service.engine import AttentionSpec, GenerationParams
 
 
 async def attention_cost(model_dir: Path, texts: Sequence[str], *, concurrency: int, rounds: int,
-                         max_new_tokens: int = 64, label: str = "bundled", device: str = "cpu") -> list[Figure]:
+                         max_new_tokens: int = 64, label: str = "bundled", device: str = "cpu",
+                         decoder_spinning: bool | None = None) -> list[Figure]:
     """Same engine, same requests, with every attention kind kept (as POST /attention and
     `return_attention` ask) against none."""
-    engine = make_engine(model_dir, max_batch_size=concurrency, device=device)
+    engine = make_engine(model_dir, max_batch_size=concurrency, device=device, decoder_spinning=decoder_spinning)
     await engine.start()
     params = GenerationParams(max_new_tokens=max_new_tokens)
     try:
@@ -38,9 +39,11 @@ async def attention_cost(model_dir: Path, texts: Sequence[str], *, concurrency: 
 
 
 async def int8_speedup(model_dir: Path, texts: Sequence[str], *, concurrency: int, rounds: int,
-                       max_new_tokens: int = 64, label: str = "bundled") -> list[Figure]:
+                       max_new_tokens: int = 64, label: str = "bundled",
+                       decoder_spinning: bool | None = None) -> list[Figure]:
     """The int8 variant's engine against the fp32 one, both loaded, alternating."""
-    engines = {v: make_engine(model_dir, max_batch_size=concurrency, variant=v) for v in ("int8", "fp32")}
+    engines = {v: make_engine(model_dir, max_batch_size=concurrency, variant=v, decoder_spinning=decoder_spinning)
+               for v in ("int8", "fp32")}
     for engine in engines.values():
         await engine.start()
     params = GenerationParams(max_new_tokens=max_new_tokens)

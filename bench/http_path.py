@@ -74,13 +74,16 @@ async def http_closed_loop(url: str, texts: Sequence[str], *, concurrency: int, 
 
 
 async def run(model_dir: Path, texts: Sequence[str], *, concurrency: int, rounds: int,
-              max_new_tokens: int = 64, device: str = "cpu", variant: str | None = None) -> list[Figure]:
-    engine = make_engine(model_dir, max_batch_size=concurrency, device=device, variant=variant)
+              max_new_tokens: int = 64, device: str = "cpu", variant: str | None = None,
+              decoder_spinning: bool | None = None) -> list[Figure]:
+    engine = make_engine(model_dir, max_batch_size=concurrency, device=device, variant=variant,
+                         decoder_spinning=decoder_spinning)
     await engine.start()
     params = GenerationParams(max_new_tokens=max_new_tokens)
     rss: list[int] = []
     try:
-        with local_server(model_dir, max_batch_size=concurrency, device=device, variant=variant) as server:
+        with local_server(model_dir, max_batch_size=concurrency, device=device, variant=variant,
+                          decoder_spinning=decoder_spinning) as server:
             process = psutil.Process(server.process.pid)
             warm = await closed_loop(engine, texts, params, concurrency=concurrency)
             tokens_of = {text: len(r.token_ids) for text, r in zip(texts, warm.results, strict=True)}

@@ -137,13 +137,15 @@ def _agreement(a: Sequence[Sequence[int]], b: Sequence[Sequence[int]]) -> float:
 
 
 async def run(models: Sequence[tuple[BenchModel, list[str], int, bool]], *, batch_sizes: Sequence[int], rounds: int,
+              decoder_spinning: bool | None = None,
               int8_batch: int = 32) -> list[Figure]:
     """Every model at every batch size in fp32, then int8 (against CTranslate2 int8) at `int8_batch`."""
     torch.set_num_threads(2)
     figures: list[Figure] = []
     for model, texts, max_new_tokens, exact in models:
         for variant, sizes in (("fp32", batch_sizes), ("int8", [int8_batch])):
-            engine = make_engine(model.model_dir, max_batch_size=max(sizes), variant=variant)
+            engine = make_engine(model.model_dir, max_batch_size=max(sizes), variant=variant,
+                                 decoder_spinning=decoder_spinning)
             await engine.start()
             try:
                 figures += await compare(model, engine, texts, batch_sizes=sizes, max_new_tokens=max_new_tokens,

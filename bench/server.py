@@ -33,7 +33,8 @@ def free_port() -> int:
 
 @contextlib.contextmanager
 def local_server(model_dir: Path, *, max_batch_size: int = 64, threads: int = 2, variant: str | None = None,
-                 device: str = "cpu", ready_timeout_s: float = 300.0, log: Path | None = None) -> Iterator[LocalServer]:
+                 device: str = "cpu", ready_timeout_s: float = 300.0, log: Path | None = None,
+                 decoder_spinning: bool | None = None) -> Iterator[LocalServer]:
     """Serve `model_dir`; yields once healthy. Raises RuntimeError when it exits or never gets ready."""
     port = free_port()
     env = {
@@ -49,6 +50,8 @@ def local_server(model_dir: Path, *, max_batch_size: int = 64, threads: int = 2,
     }
     if variant is not None:
         env["ATENTO_VARIANT"] = variant
+    if decoder_spinning is not None:
+        env["ATENTO_RUNTIME__DECODER_ALLOW_SPINNING"] = "true" if decoder_spinning else "false"
     output = open(log, "wb") if log is not None else subprocess.DEVNULL  # noqa: SIM115 - closed below
     process = subprocess.Popen([sys.executable, "-m", "service"], cwd=ROOT, env=env, stdout=output,
                                stderr=subprocess.STDOUT)

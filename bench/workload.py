@@ -39,9 +39,13 @@ class Run:
 
 
 def make_engine(model_dir: Path, *, max_batch_size: int, variant: str | None = None, device: str = "cpu",
-                threads: int = THREADS, max_wait_ms: float = 0.0) -> Engine:
+                threads: int = THREADS, max_wait_ms: float = 0.0, decoder_spinning: bool | None = None) -> Engine:
+    """An engine with the service's defaults except the batch limits; `decoder_spinning` None = the default."""
+    runtime = RuntimeSettings(intra_op_threads=threads)
+    if decoder_spinning is not None:
+        runtime = runtime.model_copy(update={"decoder_allow_spinning": decoder_spinning})
     return Engine(
-        model_dir, variant=variant, device=device, runtime=RuntimeSettings(intra_op_threads=threads),
+        model_dir, variant=variant, device=device, runtime=runtime,
         batching=BatchingSettings(max_batch_size=max_batch_size, max_queue=4096, max_wait_ms=max_wait_ms,
                                   max_tokens_in_flight=10**9),
     )
