@@ -48,7 +48,7 @@ evaluate: $(VENV)/.dev-installed
 	$(PY) -m model.evaluate --checkpoint $(CHECKPOINT)
 
 export: $(VENV)/.dev-installed
-	$(PY) -m export --checkpoint $(CHECKPOINT) --out $(MODEL_DIR)
+	$(PY) -m export --checkpoint $(CHECKPOINT) --out $(MODEL_DIR) --force
 
 bench: $(VENV)/.dev-installed
 	$(PY) -m bench

@@ -13,7 +13,7 @@ import numpy as np
 from service.beam import BeamSearch
 from service.generation import Attention, AttentionSpec, GenerationParams, GenerationResult, TokenEvent
 from service.runner import EncoderBatch, KvCache, Runner
-from service.sampling import TokenChooser, log_softmax
+from service.sampling import TokenChooser, chosen_logprobs, log_softmax
 from service.tokenizer import Decoding, IncrementalDetokenizer
 
 
@@ -107,10 +107,15 @@ class _Active:
     logs: list[_AttentionLog] = field(default_factory=list)  # one per row when attention is asked for
     finished_logs: list[_AttentionLog] = field(default_factory=list)  # beam: one per finished hypothesis
     stop_scan_from: int = 0
+    first_row: int = 0  # its rows in the cache: first_row .. first_row + width - 1
 
     @property
     def width(self) -> int:
         return len(self.last_tokens)
+
+    @property
+    def rows(self) -> range:
+        return range(self.first_row, self.first_row + self.width)
 
     def wants(self, kind: str) -> bool:
         spec = self.request.attention
@@ -125,7 +130,12 @@ class ModelShape:
 
 
 class BatchExecutor:
-    """The running batch: its KV cache (rows grouped by request) and each request's decoding state."""
+    """The running batch: its KV cache (rows grouped by request) and each request's decoding state.
+
+    A leaving request's rows stay in the cache as dead rows (fed a masked token, results ignored)
+    until they are a quarter of the batch or new rows join: copying the whole cache on every
+    departure cost more than stepping a few idle rows.
+    """
 
     def __init__(self, runner: Runner, tokenizer: Decoding, *, special: SpecialIds, shape: ModelShape) -> None:
         self.runner = runner
@@ -134,6 +144,7 @@ class BatchExecutor:
         self.shape = shape
         self._active: dict[str, _Active] = {}  # insertion order = row order
         self._cache: KvCache | None = None
+        self._owners: list[str | None] = []  # per cache row: its request, None for a dead row
 
     @property
     def rows(self) -> int:
@@ -148,22 +159,39 @@ class BatchExecutor:
         ids = list(self._active)
         self._active.clear()
         self._cache = None
+        self._owners = []
         return ids
 
     def drop(self, request_ids: Sequence[str]) -> None:
         """Remove requests (cancelled, past deadline) and their rows before the next step."""
         gone = set(request_ids) & set(self._active)
-        if not gone:
-            return
-        keep: list[int] = []
-        row = 0
-        for request_id, active in self._active.items():
-            if request_id not in gone:
-                keep.extend(range(row, row + active.width))
-            row += active.width
         for request_id in gone:
-            del self._active[request_id]
-        self._cache = self._cache.filter(keep) if (self._cache is not None and keep) else None
+            self._kill(self._active.pop(request_id))
+        if gone:
+            self._compact_if_sparse()
+
+    def _kill(self, active: _Active) -> None:
+        """Mark a leaving request's rows dead; the next compaction removes them."""
+        for row in active.rows:
+            self._owners[row] = None
+
+    def _compact_if_sparse(self) -> None:
+        dead = self._owners.count(None)
+        if not self._active:
+            self._cache, self._owners = None, []
+        elif dead * 4 >= len(self._owners) and self._cache is not None:
+            self._cache = self._cache.filter(self._live_rows())  # also trims all-padding columns
+            self._renumber()
+
+    def _live_rows(self) -> list[int]:
+        return [row for row, owner in enumerate(self._owners) if owner is not None]
+
+    def _renumber(self) -> None:
+        """Rows follow the order of _active (joiners last), each request's rows contiguous."""
+        self._owners = []
+        for request_id, active in self._active.items():
+            active.first_row = len(self._owners)
+            self._owners.extend([request_id] * active.width)
 
     def step(self, join: Sequence[Request]) -> StepOutcome:
         """Admit `join` (one batched encoder pass), then one decoder step for every row.
@@ -208,8 +236,14 @@ class BatchExecutor:
             self._active[request.id] = active
             joined.append(row)
         if joined:
-            fresh = encoded.cache.filter(joined)
-            self._cache = fresh if self._cache is None else KvCache.concatenate([self._cache, fresh])
+            fresh = encoded.cache if len(joined) == encoded.cache.batch else encoded.cache.filter(joined)
+            if self._cache is not None:
+                # The concatenation copies every row anyway: drop the dead ones with it.
+                live = self._live_rows()
+                kept = self._cache if len(live) == len(self._owners) else self._cache.filter(live)
+                fresh = KvCache.concatenate([kept, fresh])
+            self._cache = fresh  # assigned last: a failure above leaves the running batch as it was
+            self._renumber()
 
     def _new_active(self, request: Request) -> _Active:
         params = request.params
@@ -247,50 +281,77 @@ class BatchExecutor:
 
     def _decode(self, outcome: StepOutcome) -> None:
         assert self._cache is not None  # noqa: S101 - invariant: active rows always have a cache
-        tokens = np.asarray([[t] for a in self._active.values() for t in a.last_tokens], dtype=np.int64)
+        batch = len(self._owners)
+        flat = [self.special.bos] * batch  # dead rows: any valid id
+        for active in self._active.values():
+            flat[active.first_row : active.first_row + active.width] = active.last_tokens
+        tokens = np.asarray(flat, dtype=np.int64).reshape(batch, 1)
+        tgt_mask = None
+        if None in self._owners:
+            # A dead row's new column is masked: its position stops growing (stays in range).
+            tgt_mask = np.asarray([owner is not None for owner in self._owners]).reshape(batch, 1)
         wants = any(a.wants("decoder") or a.wants("cross") for a in self._active.values())
-        out = self.runner.decode(tokens, self._cache, attention=wants)
-        outcome.rows = tokens.shape[0]
+        out = self.runner.decode(tokens, self._cache, attention=wants, tgt_mask=tgt_mask)
+        outcome.rows = batch
         logits = out.logits[:, -1]  # (B, V)
-        logprobs = log_softmax(logits)  # once for the batch: cheaper than per row
-        keep: list[int] = []
-        row = 0
+        chosen = self._choose(logits)
+        logprobs = chosen_logprobs(logits, np.asarray(chosen, dtype=np.int64)).tolist()
+        sources: dict[str, tuple[range, list[int]]] = {}  # surviving request -> (its rows, their next sources)
         for request_id, active in list(self._active.items()):
-            rows = range(row, row + active.width)
-            row += active.width
+            rows = active.rows
             if active.logs:
                 self._log_attention(active, rows, out.cache.self_mask, out.self_attention, out.cross_attention)
             if active.beam is not None:
                 before = len(active.beam.finished)
                 parents = active.beam.step(logits[rows.start : rows.stop])
-                active.last_tokens = active.beam.last_tokens(self.special.bos)
                 if active.logs:
                     active.finished_logs += [active.logs[f.parent].fork() for f in active.beam.finished[before:]]
                     active.logs = [active.logs[p].fork() for p in parents]
                 if active.beam.done:
                     outcome.results[request_id] = self._finish_beam(active)
                     outcome.tokens.extend((request_id, e) for e in active.events)
-                    del self._active[request_id]
+                    self._kill(self._active.pop(request_id))
                 else:
-                    keep.extend(rows.start + p for p in parents)
+                    sources[request_id] = (rows, [rows.start + p for p in parents])
+                    active.last_tokens = active.beam.last_tokens(self.special.bos)
                 continue
-            reason = self._advance(active, logits[rows.start], logprobs[rows.start], outcome)
+            reason = self._advance(active, chosen[rows.start], logprobs[rows.start], outcome)
             if reason is None:
-                keep.extend(rows)
+                sources[request_id] = (rows, list(rows))
             else:
                 outcome.results[request_id] = self._result(active, reason)
-                del self._active[request_id]
-        if not self._active:
-            self._cache = None
-        elif keep == list(range(out.cache.batch)):
-            self._cache = out.cache  # same rows in the same order: no copy (and the cache stays on the device)
-        else:
-            self._cache = out.cache.filter(keep)
+                self._kill(self._active.pop(request_id))
+        self._cache = out.cache  # no copy when the rows stay put (and the cache stays on the device)
+        self._rearrange(sources)
 
-    def _advance(self, active: _Active, logits: np.ndarray, logprobs: np.ndarray, outcome: StepOutcome) -> str | None:
-        """Greedy or sampled next token for a one-row request; returns its finish reason, if any."""
-        assert active.chooser is not None  # noqa: S101 - set for every non-beam request
-        token, logprob = active.chooser.choose(logits, active.generated, logprobs=logprobs)
+    def _choose(self, logits: np.ndarray) -> list[int]:
+        """Every row's next token: one arg-max for the batch, per row only sampling and penalties."""
+        chosen: list[int] = logits.argmax(axis=-1).tolist()  # first maximum = lowest id on ties
+        for active in self._active.values():
+            if active.chooser is not None and not active.chooser.is_plain_greedy:
+                row = active.first_row
+                chosen[row] = active.chooser.choose_token(logits[row], active.generated)
+        return chosen
+
+    def _rearrange(self, sources: dict[str, tuple[range, list[int]]]) -> None:
+        """Apply this step's beam reordering and departures to the cache, copying as little as possible."""
+        assert self._cache is not None  # noqa: S101
+        moved = [(rows, source) for rows, source in sources.values() if source != list(rows)]
+        resized = any(len(source) != len(rows) for rows, source in moved)
+        on_host = isinstance(self._cache.keys, np.ndarray)
+        if resized or (moved and not on_host):
+            # A beam search widened (its first step) or the cache lives on the device: one gather.
+            self._cache = self._cache.filter([row for _, source in sources.values() for row in source])
+            self._renumber()
+            return
+        for rows, source in moved:  # beams reorder within their own rows: copy just those, in place
+            for array in (self._cache.keys, self._cache.values):
+                array[:, rows.start : rows.stop] = array[:, source]
+            self._cache.self_mask[rows.start : rows.stop] = self._cache.self_mask[source]
+        self._compact_if_sparse()
+
+    def _advance(self, active: _Active, token: int, logprob: float, outcome: StepOutcome) -> str | None:
+        """Record a one-row request's chosen token; returns its finish reason, if any."""
         params = active.request.params
         if token == self.special.eos:
             event = TokenEvent(token, active.text.flush(), logprob, True)

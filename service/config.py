@@ -30,7 +30,10 @@ class RuntimeSettings(BaseModel):
     # Spinning intra-op threads of the idle session steal a core from the busy one while the encoder
     # and decoder alternate: measured 1.25-2.5x slower at small batches on 2 cores with it on.
     allow_spinning: bool = False  # encoder session
-    decoder_allow_spinning: bool = True  # the decoder runs back to back, spinning helps it
+    # Off too: with few cores the spinning decoder threads compete with the Python step loop and
+    # other processes (measured on 2 cores: batch 32 0.78x -> 1.26x CTranslate2, batch 1 834 -> 1908
+    # tok/s with it off). Turn on only with cores to spare.
+    decoder_allow_spinning: bool = False
     io_binding: bool = True  # CUDA only: keep the KV cache on the device between steps
 
     @model_validator(mode="after")

@@ -63,6 +63,11 @@ class TokenChooser:
             logits = apply_repetition_penalty(logits, previous, self.params.repetition_penalty)
         return logits
 
+    @property
+    def is_plain_greedy(self) -> bool:
+        """Arg-max of the raw logits: the batch picks these rows' tokens at once (see choose_token)."""
+        return self._rng is None and self.params.repetition_penalty is None
+
     def choose(
         self, logits: np.ndarray, previous: Sequence[int], *, logprobs: np.ndarray | None = None
     ) -> tuple[int, float]:
@@ -71,10 +76,14 @@ class TokenChooser:
         `logprobs` is log_softmax(logits) when the caller computed it for the whole batch at once.
         """
         model_logprobs = log_softmax(logits) if logprobs is None else logprobs
+        token = self.choose_token(logits, previous)
+        return token, float(model_logprobs[token])
+
+    def choose_token(self, logits: np.ndarray, previous: Sequence[int]) -> int:
+        """The next token id for one (V,) float32 row of raw logits."""
         scores = self.process(logits, previous)
         if self._rng is None:
-            token = int(np.argmax(scores))  # first maximum = lowest id on ties
-            return token, float(model_logprobs[token])
+            return int(np.argmax(scores))  # first maximum = lowest id on ties
         scores = scores / np.float32(self.params.temperature)
         if self.params.top_k is not None:
             scores = top_k_filter(scores, self.params.top_k)
@@ -87,4 +96,14 @@ class TokenChooser:
         token = min(token, len(cdf) - 1)
         while probs[token] == 0.0:  # float round-off at the top can land on a filtered id
             token -= 1
-        return token, float(model_logprobs[token])
+        return token
+
+
+def chosen_logprobs(logits: np.ndarray, tokens: np.ndarray) -> np.ndarray:
+    """(B,) log_softmax(logits)[b, tokens[b]] for (B, V) logits, bit-identical to log_softmax's values.
+
+    Same float32 operations as log_softmax, but the final subtraction only for the chosen ids.
+    """
+    shifted = logits - logits.max(axis=-1, keepdims=True)
+    log_total = np.log(np.exp(shifted).sum(axis=-1, keepdims=True))  # (B, 1)
+    return (shifted[np.arange(len(tokens)), tokens] - log_total[:, 0]).astype(np.float32, copy=False)

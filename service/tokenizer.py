@@ -55,31 +55,41 @@ class Decoding(Protocol):
 
 
 class IncrementalDetokenizer:
-    """Each token's text = decode(ids so far) - decode(ids before), as in TGI.
+    """Each token's text = decode(window) - decode(window before it), as TGI's `decode_token`.
 
-    A byte-level token can end inside a multi-byte character; its text is held back (decodes to U+FFFD)
-    until the character completes, so the streamed pieces always concatenate to the final text.
+    The window is a few recent ids (prefix_offset on), so a token costs O(1) whatever the length; the
+    ids before the new ones give the decoder its context (leading spaces, merges). A byte-level token
+    can end inside a multi-byte character; its text is held back (decodes to U+FFFD) until the
+    character completes, so the streamed pieces always concatenate to the final text.
     """
+
+    _WINDOW = 8  # ids decoded per token at most (plus held-back ones) before the window slides
+    _CONTEXT = 4  # ids kept as context when it slides
 
     def __init__(self, tokenizer: Decoding) -> None:
         self._tokenizer = tokenizer
         self.ids: list[int] = []
-        self.text = ""  # everything emitted so far
+        self._prefix_offset = 0  # the window starts here
+        self._read_offset = 0  # ids before this are emitted
+        self._prefix_text = ""  # decode(ids[prefix_offset:read_offset])
 
     def push(self, token_id: int, *, final: bool = False) -> str:
         self.ids.append(token_id)
-        return self.flush() if final else self._advance(final=False)
+        return self._advance(final=final)
 
     def flush(self) -> str:
         return self._advance(final=True)
 
     def _advance(self, *, final: bool) -> str:
-        full = self._tokenizer.decode(self.ids)
-        if not final and full.endswith("\ufffd"):
+        window = self._tokenizer.decode(self.ids[self._prefix_offset :])
+        if not final and window.endswith("\ufffd"):
             return ""
-        if not full.startswith(self.text):  # cleanup changed earlier text: emit nothing, keep the new text
-            self.text = full
-            return ""
-        piece = full[len(self.text) :]
-        self.text = full
+        # A decoder cleanup that rewrote the context emits nothing rather than a wrong piece.
+        piece = window[len(self._prefix_text) :] if window.startswith(self._prefix_text) else ""
+        self._read_offset = len(self.ids)
+        if self._read_offset - self._prefix_offset > self._WINDOW:
+            self._prefix_offset = self._read_offset - self._CONTEXT
+            self._prefix_text = self._tokenizer.decode(self.ids[self._prefix_offset : self._read_offset])
+        else:
+            self._prefix_text = window
         return piece
