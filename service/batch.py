@@ -10,8 +10,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from service.attention_log import AttentionLog
 from service.beam import BeamSearch
-from service.generation import Attention, AttentionSpec, GenerationParams, GenerationResult, TokenEvent
+from service.generation import AttentionSpec, GenerationParams, GenerationResult, TokenEvent
 from service.runner import EncoderBatch, KvCache, Runner
 from service.sampling import TokenChooser, chosen_logprobs, log_softmax
 from service.tokenizer import Decoding, IncrementalDetokenizer
@@ -51,51 +52,6 @@ class StepOutcome:
 
 
 @dataclass
-class _AttentionLog:
-    """Attention probabilities of one row's positions, only the layers and heads asked for."""
-
-    spec: AttentionSpec
-    source_len: int
-    encoder: np.ndarray | None = None  # (l, h, S, S)
-    decoder: list[np.ndarray] = field(default_factory=list)  # per position: (l, h, t+1)
-    cross: list[np.ndarray] = field(default_factory=list)  # per position: (l, h, S)
-
-    def select(self, array: np.ndarray) -> np.ndarray:
-        """(L, H, ...) -> (l, h, ...)."""
-        if self.spec.layers is not None:
-            array = array[list(self.spec.layers)]
-        if self.spec.heads is not None:
-            array = array[:, list(self.spec.heads)]
-        return array
-
-    def fork(self) -> _AttentionLog:
-        return _AttentionLog(self.spec, self.source_len, self.encoder, list(self.decoder), list(self.cross))
-
-    def build(self, *, n_heads: int, n_layers: int, n_encoder_layers: int) -> Attention:
-        kinds = self.spec.kinds
-        heads = tuple(self.spec.heads) if self.spec.heads is not None else tuple(range(n_heads))
-
-        def layer_ids(total: int) -> list[int]:
-            return list(self.spec.layers) if self.spec.layers is not None else list(range(total))
-
-        encoder: dict[int, np.ndarray] = {}
-        if "encoder" in kinds and self.encoder is not None:
-            encoder = {layer: self.encoder[i] for i, layer in enumerate(layer_ids(n_encoder_layers))}
-        decoder: dict[int, np.ndarray] = {}
-        cross: dict[int, np.ndarray] = {}
-        length = len(self.decoder) if "decoder" in kinds else len(self.cross)
-        if "decoder" in kinds and self.decoder:
-            square = np.zeros((*self.decoder[0].shape[:2], length, length), dtype=np.float32)
-            for t, row in enumerate(self.decoder):
-                square[:, :, t, : t + 1] = row
-            decoder = {layer: square[i] for i, layer in enumerate(layer_ids(n_layers))}
-        if "cross" in kinds and self.cross:
-            stacked = np.stack(self.cross, axis=2)  # (l, h, T, S)
-            cross = {layer: stacked[i] for i, layer in enumerate(layer_ids(n_layers))}
-        return Attention(encoder=encoder, decoder=decoder, cross=cross, heads=heads)
-
-
-@dataclass
 class _Active:
     request: Request
     text: IncrementalDetokenizer
@@ -104,8 +60,8 @@ class _Active:
     last_tokens: list[int] = field(default_factory=list)  # one per row
     generated: list[int] = field(default_factory=list)
     events: list[TokenEvent] = field(default_factory=list)
-    logs: list[_AttentionLog] = field(default_factory=list)  # one per row when attention is asked for
-    finished_logs: list[_AttentionLog] = field(default_factory=list)  # beam: one per finished hypothesis
+    logs: list[AttentionLog] = field(default_factory=list)  # one per row when attention is asked for
+    finished_logs: list[AttentionLog] = field(default_factory=list)  # beam: one per finished hypothesis
     stop_scan_from: int = 0
     first_row: int = 0  # its rows in the cache: first_row .. first_row + width - 1
 
@@ -180,18 +136,49 @@ class BatchExecutor:
         if not self._active:
             self._cache, self._owners = None, []
         elif dead * 4 >= len(self._owners) and self._cache is not None:
+            order = self._row_order()
             self._cache = self._cache.filter(self._live_rows())  # also trims all-padding columns
-            self._renumber()
+            self._place(order)
 
     def _live_rows(self) -> list[int]:
         return [row for row, owner in enumerate(self._owners) if owner is not None]
 
-    def _renumber(self) -> None:
-        """Rows follow the order of _active (joiners last), each request's rows contiguous."""
+    def _row_order(self) -> list[str]:
+        """The live requests in the order of their rows."""
+        return list(dict.fromkeys(owner for owner in self._owners if owner is not None))
+
+    def _place(self, order: list[str]) -> None:
+        """Number the rows of a freshly built cache: `order`'s requests, each one's rows contiguous."""
         self._owners = []
-        for request_id, active in self._active.items():
+        for request_id in order:
+            active = self._active[request_id]
             active.first_row = len(self._owners)
             self._owners.extend([request_id] * active.width)
+
+    def _reuse_dead_rows(self, fresh: KvCache, joiners: list[str]) -> bool:
+        """Write freshly encoded rows over dead rows in place; False (nothing written) when they don't fit.
+
+        A steady stream of arrivals then costs no copy of the batch: a reused row's whole self-attention
+        history is masked (like left padding) and its position restarts at 0.
+        """
+        cache = self._cache
+        dead = [row for row, owner in enumerate(self._owners) if owner is None]
+        width = fresh.src_mask.shape[1]
+        if cache is None or len(joiners) > len(dead) or width > cache.src_mask.shape[1]:
+            return False
+        slots = dead[: len(joiners)]
+        for name in ("cross_keys", "cross_values"):
+            target = getattr(cache, name)
+            target[:, slots] = 0.0  # as concatenate's right padding
+            target[:, slots, :, :width] = getattr(fresh, name)
+            cache.device.pop(name, None)  # a device copy of the old rows is stale now
+        cache.src_mask[slots] = False
+        cache.src_mask[slots, :width] = fresh.src_mask
+        cache.self_mask[slots] = False
+        for slot, request_id in zip(slots, joiners, strict=True):
+            self._owners[slot] = request_id
+            self._active[request_id].first_row = slot
+        return True
 
     def step(self, join: Sequence[Request]) -> StepOutcome:
         """Admit `join` (one batched encoder pass), then one decoder step for every row.
@@ -224,7 +211,7 @@ class BatchExecutor:
         for row, request in enumerate(join):
             active = self._new_active(request)
             if request.attention is not None:
-                log = _AttentionLog(request.attention, len(request.source_ids))
+                log = AttentionLog(request.attention, len(request.source_ids))
                 if encoded.attention is not None and "encoder" in request.attention.kinds:
                     s = len(request.source_ids)
                     log.encoder = log.select(encoded.attention[:, row, :, :s, :s]).copy()
@@ -237,13 +224,17 @@ class BatchExecutor:
             joined.append(row)
         if joined:
             fresh = encoded.cache if len(joined) == encoded.cache.batch else encoded.cache.filter(joined)
+            joiners = [join[row].id for row in joined]
+            if self._reuse_dead_rows(fresh, joiners):
+                return
+            order = self._row_order() + joiners
             if self._cache is not None:
                 # The concatenation copies every row anyway: drop the dead ones with it.
                 live = self._live_rows()
                 kept = self._cache if len(live) == len(self._owners) else self._cache.filter(live)
                 fresh = KvCache.concatenate([kept, fresh])
             self._cache = fresh  # assigned last: a failure above leaves the running batch as it was
-            self._renumber()
+            self._place(order)
 
     def _new_active(self, request: Request) -> _Active:
         params = request.params
@@ -341,8 +332,9 @@ class BatchExecutor:
         on_host = isinstance(self._cache.keys, np.ndarray)
         if resized or (moved and not on_host):
             # A beam search widened (its first step) or the cache lives on the device: one gather.
-            self._cache = self._cache.filter([row for _, source in sources.values() for row in source])
-            self._renumber()
+            order = sorted(sources, key=lambda request_id: sources[request_id][0].start)
+            self._cache = self._cache.filter([row for request_id in order for row in sources[request_id][1]])
+            self._place(order)
             return
         for rows, source in moved:  # beams reorder within their own rows: copy just those, in place
             for array in (self._cache.keys, self._cache.values):

@@ -7,6 +7,7 @@ from fake_runner import EOS, FakeRunner, FakeTokenizer
 
 from service.batch import BatchExecutor, ModelShape, Request, SpecialIds, StepFailed
 from service.generation import GenerationParams
+from service.runner import KvCache
 from service.scheduler import BatchPolicy, PendingRequest, Scheduler, StepResults
 
 
@@ -43,6 +44,27 @@ def test_requests_join_and_leave_mid_flight_without_changing_outputs() -> None:
     assert alone == {name: src for name, src in sources.items()}
     mixed = run(sources, {0: ["a"], 2: ["b", "c"], 5: ["d"]}, max_batch=2)
     assert mixed == alone
+
+
+def test_a_departed_row_stays_masked_then_a_joiner_reuses_it_in_place(monkeypatch: pytest.MonkeyPatch) -> None:
+    runner = FakeRunner()
+    executor = make(runner)
+    long = [10, 11, 12, 13, 14, 15, 16, 17]
+    sources = {"a": long, "b": [20], "c": long, "d": long, "e": long}
+    results: dict[str, list[int]] = {}
+    outcome = executor.step([request(name, src, max_new_tokens=20) for name, src in sources.items()])
+    while "b" not in results:
+        outcome = executor.step([])
+        results.update({k: v.token_ids for k, v in outcome.results.items()})
+    assert executor.rows == 4 and runner.decode_calls[-1] == 5  # one dead row out of 5: not worth a copy
+    monkeypatch.setattr(KvCache, "concatenate", None)  # f must take b's row, not copy the batch
+    outcome = executor.step([request("f", [40, 41], max_new_tokens=20)])
+    assert runner.decode_calls[-1] == 5
+    while executor.rows:
+        results.update({k: v.token_ids for k, v in outcome.results.items()})
+        outcome = executor.step([])
+    results.update({k: v.token_ids for k, v in outcome.results.items()})
+    assert results == {**sources, "f": [40, 41]}
 
 
 def test_a_failing_step_fails_only_that_step_and_the_executor_recovers() -> None:
