@@ -246,7 +246,7 @@ Quiero una {nf} nueva.
 Cada uno trae su {nm}.
 Una de ellas llegó tarde.
 Es uno de los mejores del mundo.
-Ninguno de ellos quiso hablar.
+Ni uno de ellos quiso hablar.
 Compré un {nm} y una {nf}.
 Uno de mis amigos vive en Lima.
 ¿Me prestas una?
