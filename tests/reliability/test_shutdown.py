@@ -105,7 +105,9 @@ def _stream_text(response: httpx.Response) -> str:
 
 def test_sigterm_finishes_in_flight_refuses_new_and_exits_0_in_time(tiny_model_dir: Path) -> None:
     grace_s = 10.0
-    with _service(tiny_model_dir, grace_s=grace_s, step_s=0.03) as (proc, url):
+    # Slow steps keep every request in flight long enough to be caught by SIGTERM, however few tokens
+    # the session's tiny model happens to generate for these inputs.
+    with _service(tiny_model_dir, grace_s=grace_s, step_s=0.15) as (proc, url):
         params = {"max_new_tokens": 48}
         bodies = {
             "awaited": {"inputs": TEXTS[0], "parameters": params},  # 42 tokens: about 1.3 s
@@ -119,7 +121,7 @@ def test_sigterm_finishes_in_flight_refuses_new_and_exits_0_in_time(tiny_model_d
             _in_background(results, key, lambda key=key: httpx.post(f"{url}{paths[key]}", json=bodies[key], timeout=60))
             for key in bodies
         ]
-        deadline = time.monotonic() + 10
+        deadline = time.monotonic() + 20
         while _running_sequences(url) < 4:  # every request is in the running batch
             assert time.monotonic() < deadline, "the requests never started"
             time.sleep(0.01)
