@@ -56,3 +56,20 @@ def serve(app: FastAPI, *, wait_ready: bool = True, timeout_s: float = 60.0) -> 
 def make_settings(**overrides: Any) -> ServiceSettings:
     """Settings for tests: model_validate, so the developer's ATENTO_* environment is never read."""
     return ServiceSettings.model_validate(overrides)
+
+
+def wait_in_flight(url: str, *, at_least: int = 1, timeout_s: float = 60.0) -> None:
+    """Block until the server's gauges show `at_least` requests queued or running: sleeping a fixed
+    time instead races a loaded machine, where the request may not have arrived yet."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        gauges = {
+            line.split()[0]: float(line.split()[1])
+            for line in httpx.get(f"{url}/metrics", timeout=10).text.splitlines()
+            if line.startswith(("atento_running_sequences ", "atento_queue_depth "))
+        }
+        if sum(gauges.values()) >= at_least:
+            return
+        if time.monotonic() > deadline:
+            raise AssertionError(f"no request in flight after {timeout_s}s: {gauges}")
+        time.sleep(0.01)

@@ -13,6 +13,8 @@ from pathlib import Path
 
 import httpx
 
+from tests.servers import wait_in_flight
+
 ROOT = Path(__file__).parents[2]
 
 
@@ -73,7 +75,7 @@ def _sigterm_mid_request(proc: subprocess.Popen, url: str, inputs: str) -> None:
 
     thread = threading.Thread(target=slow_request)
     thread.start()
-    time.sleep(0.3)  # the request is in flight
+    wait_in_flight(url)
     proc.send_signal(signal.SIGTERM)
     thread.join(timeout=60)
     assert proc.wait(timeout=60) == 0, proc.stderr.read() if proc.stderr else ""

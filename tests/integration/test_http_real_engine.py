@@ -18,6 +18,8 @@ import numpy as np
 import pytest
 from huggingface_hub import InferenceClient
 
+from tests.servers import wait_in_flight
+
 pytestmark = pytest.mark.slow
 ROOT = Path(__file__).parents[2]
 
@@ -183,7 +185,7 @@ def test_python_m_service_sigterm_drains(tiny_model_dir, tmp_path):
             target=lambda: result.update(r=httpx.post(f"{url}/generate", json=body, timeout=120))
         )
         thread.start()
-        time.sleep(0.2)
+        wait_in_flight(url)
         proc.send_signal(signal.SIGTERM)
         thread.join(timeout=120)
         assert proc.wait(timeout=120) == 0
