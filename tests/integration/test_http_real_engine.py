@@ -178,7 +178,8 @@ def test_python_m_service_sigterm_drains(tiny_model_dir, tmp_path):
             time.sleep(0.1)
         result = {}
         body = {
-            "inputs": ["Tengo 21 años y 3 gatos."] * 8,
+            # Long inputs, so that the tiny model's copies take many steps: the work outlasts the signal.
+            "inputs": ["Tengo 21 años y 3 gatos, dos perros y un loro que habla sin parar todo el día."] * 16,
             "parameters": {"max_new_tokens": 64, "num_beams": 4},
         }
         thread = threading.Thread(
