@@ -157,7 +157,11 @@ def _gauges(url: str) -> dict[str, float]:
 
 
 def soak(args: argparse.Namespace) -> dict[str, Any]:
-    with local_server(args.model_dir, max_batch_size=args.max_batch_size, threads=args.threads) as server:
+    # The server's JSON log is kept: a 5xx the clients never saw (they had hung up) is found there by its error id.
+    args.server_log.parent.mkdir(parents=True, exist_ok=True)
+    with local_server(
+        args.model_dir, max_batch_size=args.max_batch_size, threads=args.threads, log=args.server_log
+    ) as server:
         url = server.url
         reference = {}
         for text in TEXTS:  # each input's answer on an idle server
@@ -228,6 +232,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--threads", type=int, default=1, help="onnxruntime intra-op threads")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", type=Path, default=None, help="also write the JSON summary here")
+    parser.add_argument("--server-log", type=Path, default=Path("runs/soak-server.log"), help="the server's log")
     return parser.parse_args(argv)
 
 
