@@ -3,6 +3,7 @@ port. Shared by the integration, browser and reliability suites (import as `test
 
 from __future__ import annotations
 
+import subprocess
 import threading
 import time
 from collections.abc import Iterator
@@ -73,3 +74,18 @@ def wait_in_flight(url: str, *, at_least: int = 1, timeout_s: float = 60.0) -> N
         if time.monotonic() > deadline:
             raise AssertionError(f"no request in flight after {timeout_s}s: {gauges}")
         time.sleep(0.01)
+
+
+def wait_process_ready(proc: subprocess.Popen[str], url: str, *, timeout_s: float = 120.0) -> None:
+    """Block until a `python -m service` subprocess answers /health/ready with 200; fail with its
+    stderr if it exits first."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        assert proc.poll() is None, proc.stderr.read() if proc.stderr else "the service exited"
+        try:
+            if httpx.get(f"{url}/health/ready").status_code == 200:
+                return
+        except httpx.TransportError:
+            pass
+        assert time.monotonic() < deadline, "the service never became ready"
+        time.sleep(0.05)

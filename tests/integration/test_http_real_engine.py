@@ -10,7 +10,6 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 
 import httpx
@@ -18,7 +17,7 @@ import numpy as np
 import pytest
 from huggingface_hub import InferenceClient
 
-from tests.servers import wait_in_flight
+from tests.servers import wait_in_flight, wait_process_ready
 
 pytestmark = pytest.mark.slow
 ROOT = Path(__file__).parents[2]
@@ -166,16 +165,7 @@ def test_python_m_service_sigterm_drains(tiny_model_dir, tmp_path):
     )
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 120
-        while True:
-            assert proc.poll() is None, proc.stderr.read()
-            try:
-                if httpx.get(f"{url}/health/ready").status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            assert time.monotonic() < deadline
-            time.sleep(0.1)
+        wait_process_ready(proc, url, timeout_s=120)
         result = {}
         body = {
             # Long inputs, so that the tiny model's copies take many steps: the work outlasts the signal.

@@ -29,6 +29,7 @@ from harness import TEXTS, Served, real_server
 from starlette.routing import Mount
 
 from service.config import BatchingSettings
+from tests.servers import wait_process_ready
 
 pytestmark = pytest.mark.slow
 ROOT = Path(__file__).parents[2]
@@ -138,16 +139,7 @@ def test_keys_never_reach_the_logs_or_a_response(tiny_model_dir: Path, tmp_path:
     responses: list[httpx.Response] = []
     wrong = f"{KEY}-wrong"
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
-            try:
-                if httpx.get(f"{url}/health/ready").status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            assert time.monotonic() < deadline
-            time.sleep(0.05)
+        wait_process_ready(proc, url, timeout_s=60)
         good = {"Authorization": f"Bearer {KEY}"}
         for headers in ({}, {"Authorization": f"Bearer {wrong}"}, {"Authorization": f"Basic {KEY}"}, good):
             for body in (

@@ -27,6 +27,8 @@ import httpx
 import pytest
 from harness import TEXTS
 
+from tests.servers import wait_process_ready
+
 pytestmark = pytest.mark.slow
 ROOT = Path(__file__).parents[2]
 
@@ -62,16 +64,7 @@ def _service(model_dir: Path, *, grace_s: float, step_s: float) -> Iterator[tupl
     )
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
-            try:
-                if httpx.get(f"{url}/health/ready").status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            assert time.monotonic() < deadline, "the service never became ready"
-            time.sleep(0.05)
+        wait_process_ready(proc, url, timeout_s=60)
         yield proc, url
     finally:
         if proc.poll() is None:
