@@ -70,7 +70,7 @@ class MultiHeadAttention(nn.Module):
         self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: torch.Tensor
     ) -> tuple[torch.Tensor, torch.Tensor]:
         attended, probs = scaled_dot_product_attention(q, k, v, mask)
-        if self.training:
+        if self.training and self.dropout.p > 0:
             # Dropout on the weights as in the paper, after they are returned undropped.
             attended = self.dropout(probs) @ v
         return self.output(self.merge_heads(attended)), probs

@@ -77,9 +77,7 @@ def optimizer_tensors(model: Transformer, optimizer: torch.optim.Optimizer) -> d
     for group in optimizer.param_groups:
         for parameter in group["params"]:
             for key, value in optimizer.state.get(parameter, {}).items():
-                tensors[f"{names[id(parameter)]}::{key}"] = (
-                    torch.as_tensor(value).detach().clone().contiguous()
-                )
+                tensors[f"{names[id(parameter)]}::{key}"] = torch.as_tensor(value).detach().clone().contiguous()
     return tensors
 
 
@@ -89,9 +87,7 @@ def restore_optimizer(directory: Path, model: Transformer, optimizer: torch.opti
         raise CheckpointError(f"{path} is missing: cannot resume the optimizer exactly")
     tensors = load_file(str(path))
     for name, parameter in model.named_parameters():
-        state = {
-            key.split("::", 1)[1]: value for key, value in tensors.items() if key.startswith(name + "::")
-        }
+        state = {key.split("::", 1)[1]: value for key, value in tensors.items() if key.startswith(name + "::")}
         if state:
             optimizer.state[parameter] = state
 

@@ -66,6 +66,15 @@ MIN_DATE, MAX_DATE = dt.date(1900, 1, 1), dt.date(2099, 12, 31)
 TEMPLATE_CARRIER_SHARE = 0.5
 # Share of random-sentence words replaced by pronounceable nonsense, which can only be copied.
 PSEUDO_WORD_SHARE = 0.12
+# Share of random-sentence words that merely resemble a number word ("milk", "tresco"): copied as is,
+# so the model learns that only whole number words are numbers.
+NEAR_MISS_SHARE = 0.03
+NEAR_MISS_SUFFIXES = ("k", "o", "a", "s", "er", "ed", "ly", "ito", "ón", "ing")
+NEAR_MISS_PREFIXES = ("a", "re", "in", "es", "un")
+# Chance that a plain random sentence holds a bare month name, which alone is not a date: copied.
+BARE_MONTH_SHARE = 0.15
+# Share of sampled numbers made round ("forty million", "seiscientos mil"), whose zeros are easy to miscount.
+ROUND_NUMBER_SHARE = 0.35
 PSEUDO_ONSETS = (
     "",
     "b",
@@ -204,7 +213,7 @@ def _sample_number(rng: random.Random, split: str) -> int:
     while True:
         digits = rng.randint(1, 9)
         n = rng.randint(max(MIN_NUMBER, 10 ** (digits - 1)), 10**digits - 1)
-        if rng.random() < 0.2 and digits > 2:
+        if rng.random() < ROUND_NUMBER_SHARE and digits > 2:
             scale = 10 ** rng.randint(2, digits - 1)
             n = max(scale, n - n % scale)
         if expression_split(f"num:{n}") == split:
@@ -300,6 +309,40 @@ def _sentence_date(rng: random.Random, split: str, lang: str) -> tuple[str, str]
     return template.format(d=source), template.format(d=d.isoformat())
 
 
+@functools.cache
+def _number_word_stems(lang: str) -> tuple[str, ...]:
+    words = {
+        num2words(n, lang=lang).replace(",", "").replace("-", " ")
+        for n in [*range(2, 21), 30, 40, 50, 60, 70, 80, 90, 100, 1000, 10**6]
+    }
+    return tuple(sorted({w for text in words for w in text.split() if len(w) >= 3 and w not in ("and", "y")}))
+
+
+def _near_miss_word(rng: random.Random, lang: str) -> str:
+    """A word that starts or ends like a number word but is not one ("milk", "retres"): text to copy."""
+    forbidden = _forbidden_words()
+    while True:
+        stem = rng.choice(_number_word_stems(lang))
+        if rng.random() < 0.7:
+            word = stem + rng.choice(NEAR_MISS_SUFFIXES)
+        else:
+            word = rng.choice(NEAR_MISS_PREFIXES) + stem
+        if word not in forbidden:
+            return word.capitalize() if rng.random() < 0.15 else word
+
+
+@functools.cache
+def _month_names(lang: str) -> tuple[str, ...]:
+    locales = ("es_ES",) if lang == "es" else ("en_US", "en_GB")
+    names = {
+        str(name).strip(".")
+        for loc in locales
+        for width in ("wide", "abbreviated")
+        for name in _locale(loc).months["format"][width].values()
+    }
+    return tuple(sorted(names))
+
+
 def _pseudo_word(rng: random.Random) -> str:
     """A pronounceable nonsense word ("tamopí", "Zurel"): text the model can only copy."""
     syllables = [rng.choice(PSEUDO_ONSETS) + rng.choice(PSEUDO_VOWELS) for _ in range(rng.randint(1, 4))]
@@ -307,8 +350,11 @@ def _pseudo_word(rng: random.Random) -> str:
     return word.capitalize() if rng.random() < 0.2 else word
 
 
-def _random_sentence(rng: random.Random, split: str, lang: str) -> str:
-    """A random word salad with varied casing and punctuation; held-out splits always use a held-out word."""
+def _random_sentence(rng: random.Random, split: str, lang: str, *, bare_months: bool = False) -> str:
+    """A random word salad with varied casing and punctuation; held-out splits always use a held-out word.
+
+    With `bare_months`, sometimes a month name on its own ("antes de diciembre"), never next to a
+    number, so it cannot form a date."""
     pool = _carriers(f"words_{lang}", "train")
     held_out = _carriers(f"words_{lang}", split) if split != "train" else ()
     words = [rng.choice(pool) for _ in range(rng.randint(2, 14))]
@@ -328,6 +374,13 @@ def _random_sentence(rng: random.Random, split: str, lang: str) -> str:
             words[i] += ","
         elif r < PSEUDO_WORD_SHARE + 0.16:
             words[i] = f"«{words[i]}»" if lang == "es" else f'"{words[i]}"'
+        elif r < PSEUDO_WORD_SHARE + 0.16 + NEAR_MISS_SHARE:
+            words[i] = _near_miss_word(rng, lang)
+    if bare_months and rng.random() < BARE_MONTH_SHARE:
+        slots = [i for i in range(len(words)) if not any(c.isdigit() for w in words[max(0, i - 1) : i + 2] for c in w)]
+        if slots:
+            month = rng.choice(_month_names(lang))
+            words[rng.choice(slots)] = month.lower() if lang == "es" and rng.random() < 0.8 else month
     if rng.random() < 0.8:
         words[0] = words[0][:1].upper() + words[0][1:]
     text = " ".join(words)
@@ -338,7 +391,10 @@ def _random_sentence(rng: random.Random, split: str, lang: str) -> str:
 
 
 def _plain(rng: random.Random, split: str, lang: str) -> tuple[str, str]:
-    text = rng.choice(_carriers(f"plain_{lang}", split)) if rng.random() < 0.3 else _random_sentence(rng, split, lang)
+    if rng.random() < 0.3:
+        text = rng.choice(_carriers(f"plain_{lang}", split))
+    else:
+        text = _random_sentence(rng, split, lang, bare_months=True)
     return text, text
 
 

@@ -59,8 +59,7 @@ def predict(
     outputs: list[list[int]] = []
     if num_beams > 1:
         outputs = [
-            list(beam_search(model, s, num_beams=num_beams, max_new_tokens=max_new_tokens).tokens)
-            for s in sources
+            list(beam_search(model, s, num_beams=num_beams, max_new_tokens=max_new_tokens).tokens) for s in sources
         ]
     else:
         # Sorting by length keeps padding small; the order is restored below.

@@ -51,9 +51,7 @@ class Residual(nn.Module):
 class EncoderLayer(nn.Module):
     """Self-attention, then feed-forward, each inside a residual block."""
 
-    def __init__(
-        self, d_model: int, n_heads: int, d_ff: int, dropout: float, *, pre_norm: bool, eps: float
-    ) -> None:
+    def __init__(self, d_model: int, n_heads: int, d_ff: int, dropout: float, *, pre_norm: bool, eps: float) -> None:
         super().__init__()
         self.self_attention = MultiHeadAttention(d_model, n_heads, dropout, is_cross=False)
         self.feed_forward = FeedForward(d_model, d_ff, dropout)
@@ -82,9 +80,7 @@ class EncoderLayer(nn.Module):
 class DecoderLayer(EncoderLayer):
     """An encoder layer with cross-attention over the encoder output between its two blocks."""
 
-    def __init__(
-        self, d_model: int, n_heads: int, d_ff: int, dropout: float, *, pre_norm: bool, eps: float
-    ) -> None:
+    def __init__(self, d_model: int, n_heads: int, d_ff: int, dropout: float, *, pre_norm: bool, eps: float) -> None:
         super().__init__(d_model, n_heads, d_ff, dropout, pre_norm=pre_norm, eps=eps)
         self.cross_attention = MultiHeadAttention(d_model, n_heads, dropout, is_cross=True)
         self.cross_attention_block = Residual(d_model, dropout, pre_norm=pre_norm, eps=eps)

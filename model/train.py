@@ -37,6 +37,7 @@ class TrainConfig:
     data: str | None = None  # pairs.tsv; None = the bundled normalization generator
     steps: int = 6000
     batch_size: int = 64  # sequences per step
+    micro_batch_size: int = 16  # sequences per forward pass; the step's gradient is the same
     learning_rate: float = 1e-3  # peak, reached at the end of warm-up
     warmup_steps: int = 400
     weight_decay: float = 0.01
@@ -99,17 +100,13 @@ class PairSource:
 
     def tokenizer_corpus(self) -> list[str]:
         if self.config.data is None:
-            examples = generate_examples(
-                self.config.tokenizer_corpus, seed=self.config.seed + 29, split="train"
-            )
+            examples = generate_examples(self.config.tokenizer_corpus, seed=self.config.seed + 29, split="train")
         else:
             examples = self.file_train
         return [text for e in examples for text in (e.source, e.target)]
 
 
-def encode_pairs(
-    tokenizer: Tokenizer, examples: Sequence[Example], config: TrainConfig, step: int
-) -> list[TokenPair]:
+def encode_pairs(tokenizer: Tokenizer, examples: Sequence[Example], config: TrainConfig, step: int) -> list[TokenPair]:
     encoded = [(tokenizer.encode(e.source), tokenizer.encode(e.target)) for e in examples]
     pairs = make_pairs(config.task, encoded, seed=config.seed * 31 + step, mask_id=tokenizer.mask_id)
     for pair, example in zip(pairs, examples, strict=True):
@@ -136,13 +133,45 @@ def collate(pairs: Sequence[TokenPair], tokenizer: Tokenizer) -> dict[str, torch
     return {"src": src, "src_mask": src != pad, "tgt": tgt_in, "tgt_mask": tgt_in != pad, "labels": tgt_out}
 
 
-def batch_loss(
-    model: Transformer, batch: dict[str, torch.Tensor], label_smoothing: float, pad_id: int
-) -> torch.Tensor:
+def batch_loss(model: Transformer, batch: dict[str, torch.Tensor], label_smoothing: float, pad_id: int) -> torch.Tensor:
     logits = model(batch["src"], batch["tgt"], batch["src_mask"], batch["tgt_mask"])
     return F.cross_entropy(
         logits.flatten(0, 1), batch["labels"].flatten(), ignore_index=pad_id, label_smoothing=label_smoothing
     )
+
+
+def step_loss(
+    model: Transformer,
+    pairs: Sequence[TokenPair],
+    tokenizer: Tokenizer,
+    config: TrainConfig,
+    device: torch.device,
+) -> tuple[float, int]:
+    """Back-propagate one step's loss, the mean over all target tokens of the batch, through
+    length-sorted micro-batches: short sequences are no longer padded to the longest one, which
+    on a CPU halves the work of a step while giving the same gradient as one full batch.
+
+    Returns the loss and the number of real (non-pad) tokens."""
+    ordered = sorted(pairs, key=lambda p: (len(p.source) + len(p.target), p.source, p.target))
+    target_tokens = sum(len(p.target) + 1 for p in ordered)  # + EOS
+    total_loss, real_tokens = 0.0, 0
+    for start in range(0, len(ordered), config.micro_batch_size):
+        batch = to_device(collate(ordered[start : start + config.micro_batch_size], tokenizer), device)
+        logits = model(batch["src"], batch["tgt"], batch["src_mask"], batch["tgt_mask"])
+        loss = (
+            F.cross_entropy(
+                logits.flatten(0, 1),
+                batch["labels"].flatten(),
+                ignore_index=tokenizer.pad_id,
+                label_smoothing=config.label_smoothing,
+                reduction="sum",
+            )
+            / target_tokens
+        )
+        loss.backward()
+        total_loss += loss.item()
+        real_tokens += int(batch["src_mask"].sum() + batch["tgt_mask"].sum())
+    return total_loss, real_tokens
 
 
 def to_device(batch: dict[str, torch.Tensor], device: torch.device) -> dict[str, torch.Tensor]:
@@ -246,15 +275,13 @@ def train(config: TrainConfig, model_config: ModelConfig, *, progress: bool = Tr
         torch.manual_seed(config.seed * 1_000_003 + step)  # dropout depends on (seed, step) alone
         for group in optimizer.param_groups:
             group["lr"] = config.learning_rate * learning_rate_factor(step + 1, config.warmup_steps)
-        batch = collate(encode_pairs(tokenizer, source.train_batch(step), config, step), tokenizer)
-        batch = to_device(batch, device)
-        loss = batch_loss(model, batch, config.label_smoothing, tokenizer.pad_id)
+        pairs = encode_pairs(tokenizer, source.train_batch(step), config, step)
         optimizer.zero_grad(set_to_none=True)
-        loss.backward()
+        loss, real_tokens = step_loss(model, pairs, tokenizer, config, device)
         torch.nn.utils.clip_grad_norm_(model.parameters(), config.clip_norm)
         optimizer.step()
-        losses.append(loss.item())
-        window_tokens += int(batch["src_mask"].sum() + batch["tgt_mask"].sum())
+        losses.append(loss)
+        window_tokens += real_tokens
         elapsed = time.perf_counter() - window_start
         bar.set_postfix(loss=f"{losses[-1]:.3f}", tok_s=f"{window_tokens / max(elapsed, 1e-9):.0f}")
         done = step + 1

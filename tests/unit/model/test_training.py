@@ -12,8 +12,10 @@ from model.checkpoint import load_checkpoint
 from model.config import ModelConfig
 from model.data import DataError
 from model.decoding import greedy_decode
-from model.tokenizer import Tokenizer
-from model.train import TrainConfig, main, stable_bucket, train
+from model.tasks import make_pairs
+from model.tokenizer import Tokenizer, train_tokenizer
+from model.train import TrainConfig, batch_loss, collate, main, stable_bucket, step_loss, train
+from model.transformer import Transformer
 
 TINY = ModelConfig(d_model=32, n_heads=2, n_encoder_layers=2, n_decoder_layers=2, d_ff=64, dropout=0.0)
 PAIRS = [
@@ -114,3 +116,34 @@ def test_malformed_line_stops_before_training(tmp_path: Path, capsys: pytest.Cap
     with pytest.raises(DataError, match=":2:"):
         train(config, TINY, progress=False)
     assert not out.exists()
+
+
+def test_micro_batches_give_the_full_batch_gradient(tmp_path: Path) -> None:
+    """Length-sorted micro-batches are only a speed-up: loss and gradient equal one padded batch."""
+    texts = [text for pair in PAIRS for text in pair]
+    train_tokenizer(texts, vocab_size=300).save(str(tmp_path / "tokenizer.json"))
+    tokenizer = Tokenizer.from_file(tmp_path / "tokenizer.json")
+    encoded = [(tokenizer.encode(s), tokenizer.encode(t)) for s, t in PAIRS]
+    pairs = make_pairs("seq2seq", encoded, seed=0, mask_id=tokenizer.mask_id)
+    config = dataclasses.replace(
+        TINY, vocab_size=tokenizer.vocab_size, pad_id=tokenizer.pad_id, bos_id=tokenizer.bos_id, eos_id=tokenizer.eos_id
+    )
+    torch.manual_seed(0)
+    model = Transformer(config).train()
+
+    def gradient() -> list[torch.Tensor]:
+        grads = [p.grad.clone() for p in model.parameters()]
+        model.zero_grad(set_to_none=True)
+        return grads
+
+    full = batch_loss(model, collate(pairs, tokenizer), 0.1, tokenizer.pad_id)
+    full.backward()
+    full_gradient = gradient()
+    run = TrainConfig(micro_batch_size=3, label_smoothing=0.1)
+    micro, real_tokens = step_loss(model, pairs, tokenizer, run, torch.device("cpu"))
+    micro_gradient = gradient()
+
+    assert micro == pytest.approx(full.item(), rel=1e-5)
+    assert real_tokens == sum(len(p.source) + 1 + len(p.target) + 1 for p in pairs)
+    for a, b in zip(full_gradient, micro_gradient, strict=True):
+        torch.testing.assert_close(a, b, rtol=1e-4, atol=1e-6)
