@@ -61,7 +61,7 @@ async def closed_loop(engine: Engine, texts: Sequence[str], params: GenerationPa
     async def client() -> None:
         while queue:
             index = queue.pop()
-            results[index] = await engine.submit(texts[index], params, attention=attention).result()
+            results[index] = await engine.submit(texts[index], params, attention=attention, stream=False).result()
 
     started = time.perf_counter()
     await asyncio.gather(*(client() for _ in range(concurrency)))
@@ -74,7 +74,7 @@ async def static_batches(engine: Engine, texts: Sequence[str], params: Generatio
     results: list[GenerationResult] = []
     started = time.perf_counter()
     for start in range(0, len(texts), batch_size):
-        handles = [engine.submit(t, params) for t in texts[start : start + batch_size]]
+        handles = [engine.submit(t, params, stream=False) for t in texts[start : start + batch_size]]
         results += await asyncio.gather(*(h.result() for h in handles))
     return _run(results, time.perf_counter() - started)
 

@@ -90,8 +90,16 @@ _DONE = object()  # end-of-stream marker in a handle's token queue
 class RequestHandle:
     """One submitted request: iterate it for tokens, await result() for the whole generation."""
 
-    def __init__(self, request_id: str, loop: asyncio.AbstractEventLoop, cancel: Callable[[str, str], None]) -> None:
+    def __init__(
+        self,
+        request_id: str,
+        loop: asyncio.AbstractEventLoop,
+        cancel: Callable[[str, str], None],
+        *,
+        stream: bool = True,
+    ) -> None:
         self.id = request_id
+        self.stream = stream  # False: only result() is awaited, so tokens are not handed over one by one
         self._loop = loop
         self._cancel = cancel
         self._queue: asyncio.Queue[Any] = asyncio.Queue()
@@ -109,6 +117,8 @@ class RequestHandle:
             raise self._result.exception()  # type: ignore[misc]  # checked not None just above
 
     def __aiter__(self) -> AsyncIterator[TokenEvent]:
+        if not self.stream:
+            raise RuntimeError("this request was submitted with stream=False: await result() instead")
         return self._stream()
 
     async def result(self) -> GenerationResult:
@@ -294,8 +304,13 @@ class Engine:
         *,
         attention: AttentionSpec | None = None,
         forced_target: str | None = None,
+        stream: bool = True,
     ) -> RequestHandle:
-        """Queue a generation. Raises InvalidInput / InputTooLong / Overloaded / ModelNotReady at once."""
+        """Queue a generation. Raises InvalidInput / InputTooLong / Overloaded / ModelNotReady at once.
+
+        With stream=False the handle only answers result(): its tokens are not passed to the event
+        loop one by one, which saves the loop that work for every token of a non-streaming request.
+        """
         if not self.ready:
             raise ModelNotReady("the model is not loaded yet" if self._loaded is None else "the engine is stopping")
         loaded = self._require_loaded()
@@ -304,7 +319,7 @@ class Engine:
         except ServingError as error:
             self.observer.on_reject(error.error_type)
             raise
-        handle = RequestHandle(request.id, asyncio.get_running_loop(), self._cancel)
+        handle = RequestHandle(request.id, asyncio.get_running_loop(), self._cancel, stream=stream)
         now = self._clock()
         deadline = now + params.timeout_s if params.timeout_s is not None else None
         pending = PendingRequest(
@@ -466,7 +481,8 @@ class Engine:
                 self.observer.on_token(now - handle.last_token_at)
             handle.last_token_at = now
             entry.generated += 1
-            batches.setdefault(handle._loop, []).append(functools.partial(handle._push, event))
+            if handle.stream:
+                batches.setdefault(handle._loop, []).append(functools.partial(handle._push, event))
         for request_id, result in outcome.results.items():
             entry = entries.get(request_id)
             if entry is None:

@@ -86,7 +86,7 @@ async def attention(request: Request, body: AttentionRequest) -> Response:
         layers=tuple(body.layers) if body.layers is not None else None,
         heads=tuple(body.heads) if body.heads is not None else None,
     )
-    handle = engine.submit(body.inputs, params, attention=spec, forced_target=body.target)
+    handle = engine.submit(body.inputs, params, attention=spec, forced_target=body.target, stream=False)
     [result] = await results_or_disconnect([handle], request.receive)
     _, offsets = engine.tokenize(body.inputs)
     return JSONResponse(

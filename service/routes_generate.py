@@ -136,7 +136,7 @@ def _submit_all(
     handles: list[RequestHandle] = []
     try:
         for text in texts:
-            handles.append(engine.submit(text, params, attention=spec))
+            handles.append(engine.submit(text, params, attention=spec, stream=False))
     except ServingError:
         for handle in handles:
             handle.cancel("disconnect")  # the client gets an error, so nobody will read these

@@ -149,6 +149,7 @@ class FakeEngine:
         *,
         attention: AttentionSpec | None = None,
         forced_target: str | None = None,
+        stream: bool = True,  # the fake always queues tokens; the real engine skips them when False
     ) -> FakeHandle:
         if not self._ready:
             raise ModelNotReady("model is loading")

@@ -135,6 +135,10 @@ def test_stream_sampling_seed_and_attention(engine: Engine, held_out_texts: list
         assert mixed.token_ids == alone.token_ids and mixed.seed == 7
         assert "".join(e.text for e in streamed) == mixed.text
         assert [e.id for e in streamed] == [e.id for e in mixed.tokens]
+        quiet = engine.submit(text, params, stream=False)  # result only: no per-token hand-off
+        with pytest.raises(RuntimeError, match="stream=False"):
+            quiet.__aiter__()
+        assert (await quiet.result()).token_ids == alone.token_ids
 
         spec = AttentionSpec(layers=(1,), heads=(0,))
         result = await engine.submit(text, greedy(), attention=spec).result()
