@@ -15,6 +15,7 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.requests import ClientDisconnect
 
 from service.errors import (
     InputTooLong,
@@ -101,6 +102,8 @@ def install_error_handlers(app: FastAPI) -> None:
     async def on_http_exception(request: Request, exc: Exception) -> Response:
         if not isinstance(exc, StarletteHTTPException):
             raise exc
+        if isinstance(exc.__cause__, ClientDisconnect):  # FastAPI wraps a hang-up during the body read as 400
+            return Response(status_code=CLIENT_CLOSED_REQUEST)
         if exc.status_code == 400:  # FastAPI could not parse the body (e.g. not UTF-8): as invalid JSON
             return serving_error_response(request, InvalidInput(f"malformed request body: {exc.detail}"))
         error_type = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http_error")

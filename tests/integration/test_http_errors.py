@@ -97,3 +97,29 @@ def test_deadline_504(fake_server):
 def test_unknown_route_404_same_body(fake_server):
     s = fake_server()
     _is_error(httpx.get(f"{s.url}/nope"), 404)
+
+
+def test_hang_up_during_the_body_is_499_not_an_error(fake_server):
+    """A client that leaves half-way through its body is counted as 499 (client closed), neither as
+    invalid input nor as a server error."""
+    import socket
+    import time
+    from urllib.parse import urlsplit
+
+    s = fake_server()
+    url = urlsplit(s.url)
+    with socket.create_connection((url.hostname, url.port), timeout=5) as sock:
+        sock.sendall(
+            b"POST /generate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n"
+            b'{"inputs": "hal'
+        )
+        time.sleep(0.2)  # the app is now waiting for the rest of the body
+    counted = 'atento_requests_total{route="/generate",status="499"} 1.0'
+    for _ in range(50):  # bounded: the server notices the hang-up within a few event loop turns
+        metrics = httpx.get(f"{s.url}/metrics").text
+        if counted in metrics:
+            break
+        time.sleep(0.05)
+    assert counted in metrics
+    assert 'status="422"' not in metrics and 'status="500"' not in metrics
+    assert 'atento_requests_rejected_total{reason="invalid"} 0.0' in metrics
