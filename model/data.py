@@ -61,6 +61,11 @@ SPLIT_BUCKETS = {"train": range(0, 90), "valid": range(90, 95), "test": range(95
 HELD_OUT_FRACTION = 0.1
 
 MIN_NUMBER, MAX_NUMBER = 2, 999_999_999
+# The words numbers are made of: 2-99 and the hundreds are single words in Spanish or English
+# ("trece", "veintitrés", "quinientos"). A model cannot learn a word it never sees, so these are not
+# held out as expressions: bare, they belong to train; inside a sentence they appear in every split
+# (a held-out sentence is held out by its carrier template or word).
+VOCABULARY_NUMBERS = frozenset([*range(2, 100), *range(100, 1000, 100)])
 MIN_DATE, MAX_DATE = dt.date(1900, 1, 1), dt.date(2099, 12, 31)
 # Share of sentence carriers taken from the hand-written templates; the rest is random words.
 TEMPLATE_CARRIER_SHARE = 0.5
@@ -71,6 +76,14 @@ PSEUDO_WORD_SHARE = 0.12
 NEAR_MISS_SHARE = 0.03
 NEAR_MISS_SUFFIXES = ("k", "o", "a", "s", "er", "ed", "ly", "ito", "ón", "ing")
 NEAR_MISS_PREFIXES = ("a", "re", "in", "es", "un")
+# Share of random-sentence words with punctuation stuck to them ("—¿Vienes?", "(casa)", "dijo:"), so
+# the model copies any mark next to any word, not only where the templates put them.
+ATTACHED_PUNCTUATION_SHARE = 0.05
+LEADING_MARKS = ("—", "¿", "¡", "(", "«", "“", "'", "-", "[")
+TRAILING_MARKS = (")", "»", "”", "?", "!", ":", ";", "…", "'s", "]", ".")
+# Share of random-sentence words taken from CLDR's names of countries, languages, currencies and
+# scripts in that language (Babel's data, ~1,500 words each): rare real words to copy.
+CLDR_WORD_SHARE = 0.12
 # Chance that a plain random sentence holds a bare month name, which alone is not a date: copied.
 BARE_MONTH_SHARE = 0.15
 # Share of sampled numbers made round ("forty million", "seiscientos mil"), whose zeros are easy to miscount.
@@ -128,6 +141,11 @@ class Example:
 def _stable_hash(key: str) -> int:
     """A process-independent 64-bit hash (Python's hash() is salted per process)."""
     return int.from_bytes(hashlib.blake2b(key.encode("utf-8"), digest_size=8).digest(), "big")
+
+
+def number_split(n: int) -> str:
+    """The split that owns the bare cardinal n (the vocabulary numbers belong to train)."""
+    return "train" if n in VOCABULARY_NUMBERS else expression_split(f"num:{n}")
 
 
 def expression_split(key: str) -> str:
@@ -200,6 +218,8 @@ def _carriers(name: str, split: str) -> tuple[str, ...]:
         "nouns_en": NOUNS_EN,
         "words_es": _plain_words("es"),
         "words_en": _plain_words("en"),
+        "cldr_es": _cldr_words("es"),
+        "cldr_en": _cldr_words("en"),
     }
     return _partition(tables[name])[split]
 
@@ -208,15 +228,17 @@ def _carriers(name: str, split: str) -> tuple[str, ...]:
 # Expressions
 
 
-def _sample_number(rng: random.Random, split: str) -> int:
-    """Log-uniform over digit counts, with some round numbers ("cien mil", "un millón")."""
+def _sample_number(rng: random.Random, split: str, *, in_sentence: bool = False) -> int:
+    """Log-uniform over digit counts, with some round numbers ("cien mil", "un millón").
+
+    Inside a sentence the vocabulary numbers may appear in any split (see VOCABULARY_NUMBERS)."""
     while True:
         digits = rng.randint(1, 9)
         n = rng.randint(max(MIN_NUMBER, 10 ** (digits - 1)), 10**digits - 1)
         if rng.random() < ROUND_NUMBER_SHARE and digits > 2:
             scale = 10 ** rng.randint(2, digits - 1)
             n = max(scale, n - n % scale)
-        if expression_split(f"num:{n}") == split:
+        if number_split(n) == split or (in_sentence and n in VOCABULARY_NUMBERS):
             return n
 
 
@@ -276,8 +298,8 @@ def _date_source(d: dt.date, lang: str, rng: random.Random, *, spoken: bool) -> 
 # Categories
 
 
-def _cardinal(rng: random.Random, split: str, lang: str) -> tuple[str, str]:
-    n = _sample_number(rng, split)
+def _cardinal(rng: random.Random, split: str, lang: str, *, in_sentence: bool = False) -> tuple[str, str]:
+    n = _sample_number(rng, split, in_sentence=in_sentence)
     return cardinal_words(n, lang), str(n)
 
 
@@ -298,7 +320,7 @@ def _carrier_template(rng: random.Random, split: str, name: str, insert: str) ->
 
 def _sentence_number(rng: random.Random, split: str, lang: str) -> tuple[str, str]:
     template = _carrier_template(rng, split, f"number_{lang}", "{n}")
-    words, digits = _cardinal(rng, split, lang)
+    words, digits = _cardinal(rng, split, lang, in_sentence=True)
     return template.format(n=words), template.format(n=digits)
 
 
@@ -329,6 +351,21 @@ def _near_miss_word(rng: random.Random, lang: str) -> str:
             word = rng.choice(NEAR_MISS_PREFIXES) + stem
         if word not in forbidden:
             return word.capitalize() if rng.random() < 0.15 else word
+
+
+@functools.cache
+def _cldr_words(lang: str) -> tuple[str, ...]:
+    """Single words from CLDR's display names (countries, languages, currencies, scripts)."""
+    locale = _locale("es_ES" if lang == "es" else "en_US")
+    forbidden = _forbidden_words()
+    names = [
+        *locale.territories.values(),
+        *locale.languages.values(),
+        *locale.currencies.values(),
+        *locale.scripts.values(),
+    ]
+    words = {w for name in names for w in str(name).split() if w.isalpha() and len(w) > 1}
+    return tuple(sorted(w for w in words if w.lower() not in forbidden))
 
 
 @functools.cache
@@ -376,6 +413,14 @@ def _random_sentence(rng: random.Random, split: str, lang: str, *, bare_months: 
             words[i] = f"«{words[i]}»" if lang == "es" else f'"{words[i]}"'
         elif r < PSEUDO_WORD_SHARE + 0.16 + NEAR_MISS_SHARE:
             words[i] = _near_miss_word(rng, lang)
+        elif r < PSEUDO_WORD_SHARE + 0.16 + NEAR_MISS_SHARE + CLDR_WORD_SHARE:
+            words[i] = rng.choice(_carriers(f"cldr_{lang}", "train"))
+        if rng.random() < ATTACHED_PUNCTUATION_SHARE:
+            for _ in range(1 if rng.random() < 0.8 else 2):  # sometimes two marks: "—¿", "?!"
+                if rng.random() < 0.5:
+                    words[i] = rng.choice(LEADING_MARKS) + words[i]
+                else:
+                    words[i] += rng.choice(TRAILING_MARKS)
     if bare_months and rng.random() < BARE_MONTH_SHARE:
         slots = [i for i in range(len(words)) if not any(c.isdigit() for w in words[max(0, i - 1) : i + 2] for c in w)]
         if slots:
