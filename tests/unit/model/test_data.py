@@ -13,12 +13,14 @@ from num2words import num2words
 
 from model.data import (
     CATEGORIES,
+    VOCABULARY_NUMBERS,
     DataError,
     Example,
     _carriers,
     _forbidden_words,
     expression_split,
     generate_examples,
+    number_split,
     read_pairs_tsv,
 )
 
@@ -146,6 +148,23 @@ def test_held_out_splits_are_disjoint_from_train(train: list[Example], test_spli
     for table in ("number_es", "date_en", "plain_es", "article_en", "words_es"):
         parts = [set(_carriers(table, split)) for split in ("train", "valid", "test")]
         assert all(parts) and not (parts[0] & parts[1] or parts[0] & parts[2] or parts[1] & parts[2])
+
+
+def test_number_words_are_never_held_out(train: list[Example], test_split: list[Example]) -> None:
+    """Bare, the vocabulary numbers ("trece", "quinientos") are train's; inside a held-out sentence they
+    appear too, since a word never seen in training cannot be learned."""
+    assert all(number_split(n) == "train" for n in VOCABULARY_NUMBERS)
+    assert [n for n in range(2, 100) if expression_split(f"num:{n}") == "test"]  # what the rule overrides
+    bare_in_train = {int(ex.target) for ex in train if ex.category.startswith("cardinal")}
+    assert len(bare_in_train & VOCABULARY_NUMBERS) > 50
+    sentence_numbers = {
+        int(n)
+        for ex in test_split
+        if ex.category.startswith("sentence_number")
+        for n in set(re.findall(r"\d+", ex.target)) - set(re.findall(r"\d+", ex.source))  # the rewritten one
+    }
+    assert sentence_numbers & VOCABULARY_NUMBERS
+    assert not {int(ex.target) for ex in test_split if ex.category.startswith("cardinal")} & VOCABULARY_NUMBERS
 
 
 def test_generation_is_deterministic_by_seed() -> None:
