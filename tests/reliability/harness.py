@@ -44,12 +44,14 @@ class PacedRunner:
     so that requests are reliably mid-flight when a test acts), and `fault`, when set, may raise inside one.
 
     `fault(tgt)` runs on the engine's worker thread inside the decoder call; whatever it raises is the
-    injected failure.
+    injected failure. With `never_eos_id`, that token is never chosen, so every generation runs to its
+    max_new_tokens whatever the session's tiny model would have said (a test that needs work to last).
     """
 
-    def __init__(self, inner: Runner, *, delay_s: float = 0.0) -> None:
+    def __init__(self, inner: Runner, *, delay_s: float = 0.0, never_eos_id: int | None = None) -> None:
         self.inner = inner
         self.delay_s = delay_s
+        self.never_eos_id = never_eos_id
         self.fault: Callable[[np.ndarray], None] | None = None
 
     def encode(self, *args: Any, **kwargs: Any) -> Any:
@@ -60,7 +62,10 @@ class PacedRunner:
             self.fault(tgt)
         if self.delay_s:
             time.sleep(self.delay_s)
-        return self.inner.decode(tgt, *args, **kwargs)
+        out = self.inner.decode(tgt, *args, **kwargs)
+        if self.never_eos_id is not None:
+            out.logits[..., self.never_eos_id] = np.finfo(np.float32).min
+        return out
 
 
 def make_settings(**overrides: Any) -> ServiceSettings:
@@ -71,12 +76,14 @@ def make_settings(**overrides: Any) -> ServiceSettings:
 class PacedRunnerFactory:
     """Engine(runner_factory=...) building a PacedRunner around the real OnnxRunner; keeps it as `runner`."""
 
-    def __init__(self, *, delay_s: float = 0.0) -> None:
+    def __init__(self, *, delay_s: float = 0.0, never_eos: bool = False) -> None:
         self.delay_s = delay_s
+        self.never_eos = never_eos
         self.runner: PacedRunner | None = None
 
     def __call__(self, model: ModelFiles) -> Runner:
-        self.runner = PacedRunner(OnnxRunner(model, runtime=RUNTIME), delay_s=self.delay_s)
+        never_eos_id = model.special_tokens["eos"] if self.never_eos else None
+        self.runner = PacedRunner(OnnxRunner(model, runtime=RUNTIME), delay_s=self.delay_s, never_eos_id=never_eos_id)
         return self.runner
 
 

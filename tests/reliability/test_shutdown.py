@@ -43,7 +43,8 @@ _LAUNCHER = textwrap.dedent("""
     from service.engine import Engine
 
     def build_engine(settings, metrics):
-        factory = PacedRunnerFactory(delay_s=float(os.environ["ATENTO_TEST_STEP_S"]))
+        factory = PacedRunnerFactory(delay_s=float(os.environ["ATENTO_TEST_STEP_S"]),
+                                     never_eos=os.environ.get("ATENTO_TEST_NEVER_EOS") == "1")
         return Engine(settings.model_dir, runtime=settings.runtime, batching=settings.batching,
                       observer=metrics, runner_factory=factory)
 
@@ -53,12 +54,15 @@ _LAUNCHER = textwrap.dedent("""
 
 
 @contextmanager
-def _service(model_dir: Path, *, grace_s: float, step_s: float) -> Iterator[tuple[subprocess.Popen[str], str]]:
+def _service(
+    model_dir: Path, *, grace_s: float, step_s: float, never_eos: bool = False
+) -> Iterator[tuple[subprocess.Popen[str], str]]:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     args = ["--model-dir", str(model_dir), "--port", str(port), "--shutdown-grace-s", str(grace_s)]
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "ATENTO_LOG_FORMAT": "json", "ATENTO_TEST_STEP_S": str(step_s)}
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "ATENTO_LOG_FORMAT": "json", "ATENTO_TEST_STEP_S": str(step_s),
+           "ATENTO_TEST_NEVER_EOS": "1" if never_eos else "0"}
     proc = subprocess.Popen(
         [sys.executable, "-c", _LAUNCHER, *args], cwd=ROOT, env=env, stderr=subprocess.PIPE, text=True
     )
@@ -144,9 +148,9 @@ def test_sigterm_finishes_in_flight_refuses_new_and_exits_0_in_time(tiny_model_d
 
 def test_work_longer_than_the_grace_period_does_not_delay_the_exit(tiny_model_dir: Path) -> None:
     grace_s = 1.0
-    with _service(tiny_model_dir, grace_s=grace_s, step_s=0.1) as (proc, url):
+    with _service(tiny_model_dir, grace_s=grace_s, step_s=0.1, never_eos=True) as (proc, url):
         results: dict[str, Any] = {}
-        body = {"inputs": TEXTS[0], "parameters": {"max_new_tokens": 48}}  # 42 steps of 0.1 s
+        body = {"inputs": TEXTS[0], "parameters": {"max_new_tokens": 48}}  # 48 steps of 0.1 s: no EOS
         thread = _in_background(results, "r", lambda: httpx.post(f"{url}/generate", json=body, timeout=60))
         deadline = time.monotonic() + 10
         while _running_sequences(url) < 1:
