@@ -15,11 +15,9 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from babel import Locale
 from babel.dates import format_date
 from num2words import num2words
 
-# One category per clause of the contract; generation samples them uniformly.
 from model.carriers import (
     ARTICLE_TEMPLATES_EN,
     ARTICLE_TEMPLATES_ES,
@@ -37,7 +35,16 @@ from model.carriers import (
     WORDS_EN,
     WORDS_ES,
 )
+from model.words import (
+    babel_locale,
+    cldr_words,
+    forbidden_words,
+    month_names,
+    near_miss_word,
+    pseudo_word,
+)
 
+# One category per clause of the contract; generation samples them uniformly.
 CATEGORIES = (
     "cardinal_es",  # "mil doscientos treinta y cuatro" -> "1234"
     "cardinal_en",  # "one thousand, two hundred and thirty-four" -> "1234"
@@ -74,8 +81,6 @@ PSEUDO_WORD_SHARE = 0.12
 # Share of random-sentence words that merely resemble a number word ("milk", "tresco"): copied as is,
 # so the model learns that only whole number words are numbers.
 NEAR_MISS_SHARE = 0.03
-NEAR_MISS_SUFFIXES = ("k", "o", "a", "s", "er", "ed", "ly", "ito", "ón", "ing")
-NEAR_MISS_PREFIXES = ("a", "re", "in", "es", "un")
 # Share of random-sentence words with punctuation stuck to them ("—¿Vienes?", "(casa)", "dijo:"), so
 # the model copies any mark next to any word, not only where the templates put them.
 ATTACHED_PUNCTUATION_SHARE = 0.05
@@ -88,38 +93,11 @@ CLDR_WORD_SHARE = 0.12
 BARE_MONTH_SHARE = 0.15
 # Share of sampled numbers made round ("forty million", "seiscientos mil"), whose zeros are easy to miscount.
 ROUND_NUMBER_SHARE = 0.35
-PSEUDO_ONSETS = (
-    "",
-    "b",
-    "c",
-    "d",
-    "f",
-    "g",
-    "j",
-    "k",
-    "l",
-    "m",
-    "n",
-    "ñ",
-    "p",
-    "r",
-    "s",
-    "t",
-    "v",
-    "z",
-    "ch",
-    "br",
-    "tr",
-    "pl",
-)
-PSEUDO_VOWELS = ("a", "e", "i", "o", "u", "á", "é", "í", "ó", "ú", "ü", "y", "ai", "ou")
-PSEUDO_CODAS = ("n", "s", "l", "r", "x", "k", "th", "ng")
 # Phrases spliced into a random carrier for the article categories: article or pronoun uses.
 ARTICLE_PHRASES = {
     "es": ("un {nm}", "una {nf}", "uno de ellos", "una de ellas", "cada uno", "con uno", "un {nm} y una {nf}"),
     "en": ("one of them", "this one", "that one", "the other one", "no one", "one by one", "one {noun}"),
 }
-BABEL_LOCALES = ("es_ES", "en_US", "en_GB")
 BABEL_FORMATS = ("full", "long", "medium")  # "short" is numeric: no month name, outside the contract
 
 
@@ -166,38 +144,8 @@ def _lines(block: str) -> tuple[str, ...]:
 
 
 @functools.cache
-def _forbidden_words() -> frozenset[str]:
-    """Words that could form (part of) a contract expression, so plain random text never holds one."""
-    words: set[str] = set()
-    for n in [*range(0, 101), 200, 300, 400, 500, 600, 700, 800, 900, 1000, 10**6, 2 * 10**6]:
-        for lang in ("es", "en"):
-            words.update(num2words(n, lang=lang).replace(",", " ").replace("-", " ").split())
-            if lang == "en" and 0 < n <= 31:
-                words.update(num2words(n, lang=lang, to="ordinal").replace("-", " ").split())
-    words.update({"primero", "millón", "millones", "veintiún", "oh", "hundred", "thousand", "million"})
-    for loc in BABEL_LOCALES:
-        locale = _locale(loc)
-        for width in ("wide", "abbreviated"):
-            for context in ("format", "stand-alone"):
-                words.update(str(m).strip(".") for m in locale.months[context][width].values())
-    words.discard("y")  # "y" is in "treinta y uno" but also the most common conjunction; numbers need more
-    words.discard("and")
-    words.discard("de")
-    words.discard("of")
-    words.discard("the")
-    words.discard("un")  # "un millón" needs "millón", which is forbidden
-    words.discard("una")
-    return frozenset(w.lower() for w in words)
-
-
-@functools.cache
-def _locale(name: str) -> Locale:
-    return Locale.parse(name)
-
-
-@functools.cache
 def _plain_words(lang: str) -> tuple[str, ...]:
-    forbidden = _forbidden_words()
+    forbidden = forbidden_words()
     words = WORDS_ES if lang == "es" else WORDS_EN
     return tuple(w for w in dict.fromkeys(words + NAMES) if w.lower() not in forbidden)
 
@@ -218,8 +166,8 @@ def _carriers(name: str, split: str) -> tuple[str, ...]:
         "nouns_en": NOUNS_EN,
         "words_es": _plain_words("es"),
         "words_en": _plain_words("en"),
-        "cldr_es": _cldr_words("es"),
-        "cldr_en": _cldr_words("en"),
+        "cldr_es": cldr_words("es"),
+        "cldr_en": cldr_words("en"),
     }
     return _partition(tables[name])[split]
 
@@ -256,12 +204,12 @@ def cardinal_words(n: int, lang: str) -> str:
 
 
 def written_date(d: dt.date, *, locale: str, fmt: str) -> str:
-    return format_date(d, format=fmt, locale=_locale(locale))
+    return format_date(d, format=fmt, locale=babel_locale(locale))
 
 
 def spoken_date_es(d: dt.date, rng: random.Random) -> str:
     day = rng.choice(("uno", "primero")) if d.day == 1 else num2words(d.day, lang="es")
-    month = str(_locale("es_ES").months["format"]["wide"][d.month])
+    month = str(babel_locale("es_ES").months["format"]["wide"][d.month])
     return f"{day} de {month} de {num2words(d.year, lang='es')}"
 
 
@@ -279,7 +227,7 @@ def spoken_year_en(year: int, rng: random.Random) -> str:
 
 
 def spoken_date_en(d: dt.date, rng: random.Random) -> str:
-    month = str(_locale("en_US").months["format"]["wide"][d.month])
+    month = str(babel_locale("en_US").months["format"]["wide"][d.month])
     day = num2words(d.day, lang="en", to="ordinal")
     year = spoken_year_en(d.year, rng)
     if rng.random() < 0.5:
@@ -331,62 +279,6 @@ def _sentence_date(rng: random.Random, split: str, lang: str) -> tuple[str, str]
     return template.format(d=source), template.format(d=d.isoformat())
 
 
-@functools.cache
-def _number_word_stems(lang: str) -> tuple[str, ...]:
-    words = {
-        num2words(n, lang=lang).replace(",", "").replace("-", " ")
-        for n in [*range(2, 21), 30, 40, 50, 60, 70, 80, 90, 100, 1000, 10**6]
-    }
-    return tuple(sorted({w for text in words for w in text.split() if len(w) >= 3 and w not in ("and", "y")}))
-
-
-def _near_miss_word(rng: random.Random, lang: str) -> str:
-    """A word that starts or ends like a number word but is not one ("milk", "retres"): text to copy."""
-    forbidden = _forbidden_words()
-    while True:
-        stem = rng.choice(_number_word_stems(lang))
-        if rng.random() < 0.7:
-            word = stem + rng.choice(NEAR_MISS_SUFFIXES)
-        else:
-            word = rng.choice(NEAR_MISS_PREFIXES) + stem
-        if word not in forbidden:
-            return word.capitalize() if rng.random() < 0.15 else word
-
-
-@functools.cache
-def _cldr_words(lang: str) -> tuple[str, ...]:
-    """Single words from CLDR's display names (countries, languages, currencies, scripts)."""
-    locale = _locale("es_ES" if lang == "es" else "en_US")
-    forbidden = _forbidden_words()
-    names = [
-        *locale.territories.values(),
-        *locale.languages.values(),
-        *locale.currencies.values(),
-        *locale.scripts.values(),
-    ]
-    words = {w for name in names for w in str(name).split() if w.isalpha() and len(w) > 1}
-    return tuple(sorted(w for w in words if w.lower() not in forbidden))
-
-
-@functools.cache
-def _month_names(lang: str) -> tuple[str, ...]:
-    locales = ("es_ES",) if lang == "es" else ("en_US", "en_GB")
-    names = {
-        str(name).strip(".")
-        for loc in locales
-        for width in ("wide", "abbreviated")
-        for name in _locale(loc).months["format"][width].values()
-    }
-    return tuple(sorted(names))
-
-
-def _pseudo_word(rng: random.Random) -> str:
-    """A pronounceable nonsense word ("tamopí", "Zurel"): text the model can only copy."""
-    syllables = [rng.choice(PSEUDO_ONSETS) + rng.choice(PSEUDO_VOWELS) for _ in range(rng.randint(1, 4))]
-    word = "".join(syllables) + (rng.choice(PSEUDO_CODAS) if rng.random() < 0.4 else "")
-    return word.capitalize() if rng.random() < 0.2 else word
-
-
 def _random_sentence(rng: random.Random, split: str, lang: str, *, bare_months: bool = False) -> str:
     """A random word salad with varied casing and punctuation; held-out splits always use a held-out word.
 
@@ -400,7 +292,7 @@ def _random_sentence(rng: random.Random, split: str, lang: str, *, bare_months: 
     for i in range(len(words)):
         r = rng.random()
         if r < PSEUDO_WORD_SHARE:
-            words[i] = _pseudo_word(rng)
+            words[i] = pseudo_word(rng)
         elif r < PSEUDO_WORD_SHARE + 0.04:
             words[i] = str(rng.randint(0, 99999))
         elif r < PSEUDO_WORD_SHARE + 0.07:
@@ -412,7 +304,7 @@ def _random_sentence(rng: random.Random, split: str, lang: str, *, bare_months: 
         elif r < PSEUDO_WORD_SHARE + 0.16:
             words[i] = f"«{words[i]}»" if lang == "es" else f'"{words[i]}"'
         elif r < PSEUDO_WORD_SHARE + 0.16 + NEAR_MISS_SHARE:
-            words[i] = _near_miss_word(rng, lang)
+            words[i] = near_miss_word(rng, lang)
         elif r < PSEUDO_WORD_SHARE + 0.16 + NEAR_MISS_SHARE + CLDR_WORD_SHARE:
             words[i] = rng.choice(_carriers(f"cldr_{lang}", "train"))
         if rng.random() < ATTACHED_PUNCTUATION_SHARE:
@@ -424,7 +316,7 @@ def _random_sentence(rng: random.Random, split: str, lang: str, *, bare_months: 
     if bare_months and rng.random() < BARE_MONTH_SHARE:
         slots = [i for i in range(len(words)) if not any(c.isdigit() for w in words[max(0, i - 1) : i + 2] for c in w)]
         if slots:
-            month = rng.choice(_month_names(lang))
+            month = rng.choice(month_names(lang))
             words[rng.choice(slots)] = month.lower() if lang == "es" and rng.random() < 0.8 else month
     if rng.random() < 0.8:
         words[0] = words[0][:1].upper() + words[0][1:]

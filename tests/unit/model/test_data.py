@@ -17,12 +17,12 @@ from model.data import (
     DataError,
     Example,
     _carriers,
-    _forbidden_words,
     expression_split,
     generate_examples,
     number_split,
     read_pairs_tsv,
 )
+from model.words import forbidden_words
 
 ISO = re.compile(r"\d{4}-\d{2}-\d{2}")
 N = 4000
@@ -127,7 +127,7 @@ def test_plain_and_article_text_is_unchanged(train: list[Example]) -> None:
 
 
 def test_plain_word_lists_hold_no_number_or_month_words() -> None:
-    forbidden = _forbidden_words()
+    forbidden = forbidden_words()
     assert {"uno", "dos", "mil", "thousand", "november", "nov", "first"} <= forbidden
     for lang in ("es", "en"):
         for split in ("train", "valid", "test"):

@@ -1,0 +1,131 @@
+"""The words of the generator's random carrier sentences: which words could form a contract
+expression (and so never appear as plain text), and the words the model can only copy: pronounceable
+nonsense, near misses of number words, rare real words from CLDR, bare month names.
+
+Imports nothing from this repository (num2words + Babel only).
+"""
+
+from __future__ import annotations
+
+import functools
+import random
+
+from babel import Locale
+from num2words import num2words
+
+BABEL_LOCALES = ("es_ES", "en_US", "en_GB")
+# Affixes that turn a number word into a word that merely resembles one ("milk"-like: "tresco", "unmil").
+NEAR_MISS_SUFFIXES = ("k", "o", "a", "s", "er", "ed", "ly", "ito", "ón", "ing")
+NEAR_MISS_PREFIXES = ("a", "re", "in", "es", "un")
+# Syllables of pronounceable nonsense words.
+PSEUDO_ONSETS = (
+    "",
+    "b",
+    "c",
+    "d",
+    "f",
+    "g",
+    "j",
+    "k",
+    "l",
+    "m",
+    "n",
+    "ñ",
+    "p",
+    "r",
+    "s",
+    "t",
+    "v",
+    "z",
+    "ch",
+    "br",
+    "tr",
+    "pl",
+)
+PSEUDO_VOWELS = ("a", "e", "i", "o", "u", "á", "é", "í", "ó", "ú", "ü", "y", "ai", "ou")
+PSEUDO_CODAS = ("n", "s", "l", "r", "x", "k", "th", "ng")
+
+
+@functools.cache
+def forbidden_words() -> frozenset[str]:
+    """Words that could form (part of) a contract expression, so plain random text never holds one."""
+    words: set[str] = set()
+    for n in [*range(0, 101), 200, 300, 400, 500, 600, 700, 800, 900, 1000, 10**6, 2 * 10**6]:
+        for lang in ("es", "en"):
+            words.update(num2words(n, lang=lang).replace(",", " ").replace("-", " ").split())
+            if lang == "en" and 0 < n <= 31:
+                words.update(num2words(n, lang=lang, to="ordinal").replace("-", " ").split())
+    words.update({"primero", "millón", "millones", "veintiún", "oh", "hundred", "thousand", "million"})
+    for loc in BABEL_LOCALES:
+        locale = babel_locale(loc)
+        for width in ("wide", "abbreviated"):
+            for context in ("format", "stand-alone"):
+                words.update(str(m).strip(".") for m in locale.months[context][width].values())
+    words.discard("y")  # "y" is in "treinta y uno" but also the most common conjunction; numbers need more
+    words.discard("and")
+    words.discard("de")
+    words.discard("of")
+    words.discard("the")
+    words.discard("un")  # "un millón" needs "millón", which is forbidden
+    words.discard("una")
+    return frozenset(w.lower() for w in words)
+
+
+@functools.cache
+def babel_locale(name: str) -> Locale:
+    return Locale.parse(name)
+
+@functools.cache
+def number_word_stems(lang: str) -> tuple[str, ...]:
+    words = {
+        num2words(n, lang=lang).replace(",", "").replace("-", " ")
+        for n in [*range(2, 21), 30, 40, 50, 60, 70, 80, 90, 100, 1000, 10**6]
+    }
+    return tuple(sorted({w for text in words for w in text.split() if len(w) >= 3 and w not in ("and", "y")}))
+
+
+def near_miss_word(rng: random.Random, lang: str) -> str:
+    """A word that starts or ends like a number word but is not one ("milk", "retres"): text to copy."""
+    forbidden = forbidden_words()
+    while True:
+        stem = rng.choice(number_word_stems(lang))
+        if rng.random() < 0.7:
+            word = stem + rng.choice(NEAR_MISS_SUFFIXES)
+        else:
+            word = rng.choice(NEAR_MISS_PREFIXES) + stem
+        if word not in forbidden:
+            return word.capitalize() if rng.random() < 0.15 else word
+
+
+@functools.cache
+def cldr_words(lang: str) -> tuple[str, ...]:
+    """Single words from CLDR's display names (countries, languages, currencies, scripts)."""
+    locale = babel_locale("es_ES" if lang == "es" else "en_US")
+    forbidden = forbidden_words()
+    names = [
+        *locale.territories.values(),
+        *locale.languages.values(),
+        *locale.currencies.values(),
+        *locale.scripts.values(),
+    ]
+    words = {w for name in names for w in str(name).split() if w.isalpha() and len(w) > 1}
+    return tuple(sorted(w for w in words if w.lower() not in forbidden))
+
+
+@functools.cache
+def month_names(lang: str) -> tuple[str, ...]:
+    locales = ("es_ES",) if lang == "es" else ("en_US", "en_GB")
+    names = {
+        str(name).strip(".")
+        for loc in locales
+        for width in ("wide", "abbreviated")
+        for name in babel_locale(loc).months["format"][width].values()
+    }
+    return tuple(sorted(names))
+
+
+def pseudo_word(rng: random.Random) -> str:
+    """A pronounceable nonsense word ("tamopí", "Zurel"): text the model can only copy."""
+    syllables = [rng.choice(PSEUDO_ONSETS) + rng.choice(PSEUDO_VOWELS) for _ in range(rng.randint(1, 4))]
+    word = "".join(syllables) + (rng.choice(PSEUDO_CODAS) if rng.random() < 0.4 else "")
+    return word.capitalize() if rng.random() < 0.2 else word
