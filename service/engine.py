@@ -14,7 +14,7 @@ import random
 import threading
 import time
 import uuid
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -37,6 +37,7 @@ from service.generation import (
     GenerationResult,
     TokenEvent,
 )
+from service.handle import RequestHandle
 from service.observer import EngineObserver, NoObserver
 from service.repository import ModelFiles, load_model_directory
 from service.runner import OnnxRunner, Runner
@@ -82,69 +83,6 @@ class ModelInfo:
 def _run_all(calls: list[Callable[[], None]]) -> None:
     for call in calls:
         call()
-
-
-_DONE = object()  # end-of-stream marker in a handle's token queue
-
-
-class RequestHandle:
-    """One submitted request: iterate it for tokens, await result() for the whole generation."""
-
-    def __init__(
-        self,
-        request_id: str,
-        loop: asyncio.AbstractEventLoop,
-        cancel: Callable[[str, str], None],
-        *,
-        stream: bool = True,
-    ) -> None:
-        self.id = request_id
-        self.stream = stream  # False: only result() is awaited, so tokens are not handed over one by one
-        self._loop = loop
-        self._cancel = cancel
-        self._queue: asyncio.Queue[Any] = asyncio.Queue()
-        self._result: asyncio.Future[GenerationResult] = loop.create_future()
-        self.submitted_at = time.monotonic()
-        self.last_token_at: float | None = None
-
-    async def _stream(self) -> AsyncIterator[TokenEvent]:
-        while True:
-            item = await self._queue.get()
-            if item is _DONE:
-                break
-            yield item
-        if not self._result.cancelled() and self._result.exception() is not None:
-            raise self._result.exception()  # type: ignore[misc]  # checked not None just above
-
-    def __aiter__(self) -> AsyncIterator[TokenEvent]:
-        if not self.stream:
-            raise RuntimeError("this request was submitted with stream=False: await result() instead")
-        return self._stream()
-
-    async def result(self) -> GenerationResult:
-        """The final result. Raises InferenceFailed / DeadlineExceeded; CancelledError once cancelled."""
-        return await asyncio.shield(self._result)
-
-    def cancel(self, reason: str = "disconnect") -> None:
-        """Free this request's batch slot at the next step (no-op once finished)."""
-        if not self._result.done():
-            self._cancel(self.id, reason)
-
-    # Called on the event loop thread (via call_soon_threadsafe) by the engine.
-    def _push(self, event: TokenEvent) -> None:
-        self._queue.put_nowait(event)
-
-    def _finish(self, result: GenerationResult | BaseException | None) -> None:
-        if self._result.done():
-            return
-        if result is None:
-            self._result.cancel()
-        elif isinstance(result, BaseException):
-            self._result.set_exception(result)
-            self._result.exception()  # mark retrieved: an unawaited failure is not a loop warning
-        else:
-            self._result.set_result(result)
-        self._queue.put_nowait(_DONE)
 
 
 @dataclass
