@@ -133,10 +133,17 @@ def collate(pairs: Sequence[TokenPair], tokenizer: Tokenizer) -> dict[str, torch
     return {"src": src, "src_mask": src != pad, "tgt": tgt_in, "tgt_mask": tgt_in != pad, "labels": tgt_out}
 
 
-def batch_loss(model: Transformer, batch: dict[str, torch.Tensor], label_smoothing: float, pad_id: int) -> torch.Tensor:
+def batch_loss(
+    model: Transformer, batch: dict[str, torch.Tensor], label_smoothing: float, pad_id: int, reduction: str = "mean"
+) -> torch.Tensor:
+    """Cross-entropy over the batch's real target tokens: their mean, or with reduction="sum" their sum."""
     logits = model(batch["src"], batch["tgt"], batch["src_mask"], batch["tgt_mask"])
     return F.cross_entropy(
-        logits.flatten(0, 1), batch["labels"].flatten(), ignore_index=pad_id, label_smoothing=label_smoothing
+        logits.flatten(0, 1),
+        batch["labels"].flatten(),
+        ignore_index=pad_id,
+        label_smoothing=label_smoothing,
+        reduction=reduction,
     )
 
 
@@ -157,17 +164,7 @@ def step_loss(
     total_loss, real_tokens = 0.0, 0
     for start in range(0, len(ordered), config.micro_batch_size):
         batch = to_device(collate(ordered[start : start + config.micro_batch_size], tokenizer), device)
-        logits = model(batch["src"], batch["tgt"], batch["src_mask"], batch["tgt_mask"])
-        loss = (
-            F.cross_entropy(
-                logits.flatten(0, 1),
-                batch["labels"].flatten(),
-                ignore_index=tokenizer.pad_id,
-                label_smoothing=config.label_smoothing,
-                reduction="sum",
-            )
-            / target_tokens
-        )
+        loss = batch_loss(model, batch, config.label_smoothing, tokenizer.pad_id, reduction="sum") / target_tokens
         loss.backward()
         total_loss += loss.item()
         real_tokens += int(batch["src_mask"].sum() + batch["tgt_mask"].sum())
