@@ -6,6 +6,8 @@ Imports nothing from this repo.
 
 from __future__ import annotations
 
+import json
+import random
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
@@ -73,6 +75,7 @@ class Tokenizer:
     def __init__(self, tok: tokenizers.Tokenizer) -> None:
         self._tok = tok
         self._tok.encode_special_tokens = True
+        self._merge_parents = _merge_parents(tok)
 
     @classmethod
     def train(cls, texts: Iterable[str], *, vocab_size: int = DEFAULT_VOCAB_SIZE) -> Tokenizer:
@@ -100,8 +103,47 @@ class Tokenizer:
         enc = self._tok.encode(text, add_special_tokens=False)
         return enc.ids, [(int(s), int(e)) for s, e in enc.offsets]
 
+    def split_tokens(self, ids: Sequence[int], rng: random.Random, probability: float) -> list[int]:
+        """Undo each BPE merge with `probability`, recursively: the same text in a finer segmentation.
+
+        BPE-dropout (Provilkov et al., 2020) done by un-merging, so it follows the caller's seeded
+        `rng` (the library's own dropout draws from an unseedable generator). In training it makes
+        the model emit tokens that canonical segmentation keeps as intermediate steps of longer
+        merges ("cto" inside "ctor"), and copy words by their pieces rather than memorize them.
+        """
+        if probability <= 0.0:
+            return list(ids)
+        out: list[int] = []
+        stack = list(reversed(ids))
+        while stack:
+            token = stack.pop()
+            parents = self._merge_parents.get(token)
+            if parents is not None and rng.random() < probability:
+                stack.extend(reversed(parents))
+            else:
+                out.append(token)
+        return out
+
     def decode(self, ids: Sequence[int]) -> str:
         return self._tok.decode(list(ids), skip_special_tokens=True)
 
     def id_to_token(self, token_id: int) -> str | None:
         return self._tok.id_to_token(token_id)
+
+
+def _merge_parents(tok: tokenizers.Tokenizer) -> dict[int, tuple[int, int]]:
+    """For every token a BPE merge made, the two tokens it was merged from (the first merge that made it).
+
+    Merges inside one character (the UTF-8 bytes of "ó") are left out: splitting them teaches
+    nothing about copying, and a lone byte is not text."""
+    model = json.loads(tok.to_str())["model"]
+    vocab: dict[str, int] = model.get("vocab", {})
+    parents: dict[int, tuple[int, int]] = {}
+    for merge in model.get("merges", []):
+        left, right = merge.split(" ", 1) if isinstance(merge, str) else merge
+        merged = vocab.get(left + right)
+        if merged is None or merged in parents or left not in vocab or right not in vocab:
+            continue
+        if len(tok.decode([merged])) > 1:
+            parents[merged] = (vocab[left], vocab[right])
+    return parents

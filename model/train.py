@@ -46,6 +46,7 @@ class TrainConfig:
     seed: int = 0
     vocab_size: int = 2000  # tokenizer size when one is trained
     tokenizer_corpus: int = 60000  # examples the tokenizer is trained on
+    segmentation_noise: float = 0.0  # chance of undoing each BPE merge in training examples (BPE-dropout)
     valid_every: int = 500
     valid_size: int = 256
     checkpoint_every: int = 500
@@ -107,7 +108,12 @@ class PairSource:
 
 
 def encode_pairs(tokenizer: Tokenizer, examples: Sequence[Example], config: TrainConfig, step: int) -> list[TokenPair]:
+    """Token pairs for training step `step`, or for validation when `step` is negative (never noised)."""
     encoded = [(tokenizer.encode(e.source), tokenizer.encode(e.target)) for e in examples]
+    if step >= 0 and config.segmentation_noise > 0:
+        rng = random.Random(f"segmentation:{config.seed}:{step}")
+        noise = config.segmentation_noise
+        encoded = [(tokenizer.split_tokens(s, rng, noise), tokenizer.split_tokens(t, rng, noise)) for s, t in encoded]
     pairs = make_pairs(config.task, encoded, seed=config.seed * 31 + step, mask_id=tokenizer.mask_id)
     for pair, example in zip(pairs, examples, strict=True):
         longest = max(len(pair.source), len(pair.target)) + 1

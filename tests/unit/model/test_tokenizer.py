@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 from pathlib import Path
 
 import pytest
@@ -103,3 +104,23 @@ def test_save_and_load(tok: Tokenizer, tmp_path: Path) -> None:
     text = "Nos vemos el 29 nov 2026, ¿vale?"
     assert loaded.encode(text) == tok.encode(text)
     assert loaded.vocab_size == tok.vocab_size
+
+
+@settings(max_examples=50, deadline=None)
+@given(text=st.text(max_size=60), seed=st.integers(0, 2**32 - 1))
+def test_split_tokens_keeps_the_text(tok: Tokenizer, text: str, seed: int) -> None:
+    ids = tok.encode(text)
+    split = tok.split_tokens(ids, random.Random(seed), 0.3)
+    assert tok.decode(split) == text
+    assert len(split) >= len(ids)
+
+
+def test_split_tokens_is_seeded_and_reaches_every_merge(tok: Tokenizer) -> None:
+    text = "La obra costó trece dólares, dijo el arquitecto."
+    ids = tok.encode(text)
+    assert tok.split_tokens(ids, random.Random(1), 0.0) == ids
+    assert tok.split_tokens(ids, random.Random(7), 0.2) == tok.split_tokens(ids, random.Random(7), 0.2)
+    finest = tok.split_tokens(ids, random.Random(0), 1.0)
+    # Every merge undone: only single characters remain (a multi-byte character stays one token).
+    assert all(len(tok.decode([i])) == 1 for i in finest)
+    assert len(finest) == len(text)

@@ -10,11 +10,11 @@ import torch
 
 from model.checkpoint import load_checkpoint
 from model.config import ModelConfig
-from model.data import DataError
+from model.data import DataError, Example
 from model.decoding import greedy_decode
 from model.tasks import make_pairs
 from model.tokenizer import Tokenizer, train_tokenizer
-from model.train import TrainConfig, batch_loss, collate, main, stable_bucket, step_loss, train
+from model.train import TrainConfig, batch_loss, collate, encode_pairs, main, stable_bucket, step_loss, train
 from model.transformer import Transformer
 
 TINY = ModelConfig(d_model=32, n_heads=2, n_encoder_layers=2, n_decoder_layers=2, d_ff=64, dropout=0.0)
@@ -73,17 +73,32 @@ def test_tiny_model_overfits_small_set(tmp_path: Path) -> None:
     assert [tokenizer.decode(h.tokens) for h in outputs] == [t for _, t in trained]
 
 
-@pytest.mark.parametrize("task", ["seq2seq", "denoise", "prefix_lm"])
-def test_resume_gives_the_same_losses(tmp_path: Path, task: str) -> None:
+@pytest.mark.parametrize(("task", "noise"), [("seq2seq", 0.0), ("denoise", 0.0), ("prefix_lm", 0.0), ("seq2seq", 0.2)])
+def test_resume_gives_the_same_losses(tmp_path: Path, task: str, noise: float) -> None:
     (tmp_path / "straight").mkdir()
     (tmp_path / "stopped").mkdir()
-    straight = small_run(tmp_path / "straight", steps=40, checkpoint_every=20, task=task)
+    common = {"steps": 40, "checkpoint_every": 20, "task": task, "segmentation_noise": noise}
+    straight = small_run(tmp_path / "straight", **common)
     expected = train(straight, TINY, progress=False)
-    stopped = small_run(tmp_path / "stopped", steps=40, checkpoint_every=20, task=task, stop_after=20)
+    stopped = small_run(tmp_path / "stopped", **common, stop_after=20)
     first = train(stopped, TINY, progress=False)
     rest = train(dataclasses.replace(stopped, stop_after=None, resume=True), TINY, progress=False)
     assert len(first) == 20 and len(rest) == 20
     assert first + rest == pytest.approx(expected, abs=1e-6)
+
+
+def test_segmentation_noise_changes_training_tokens_only(tmp_path: Path) -> None:
+    examples = [Example(source=s, target=t, category="file") for s, t in PAIRS] * 8
+    tokenizer = Tokenizer(train_tokenizer([text for pair in PAIRS for text in pair], vocab_size=300))
+    config = small_run(tmp_path, segmentation_noise=0.3)
+    clean = encode_pairs(tokenizer, examples, dataclasses.replace(config, segmentation_noise=0.0), step=5)
+    noisy = encode_pairs(tokenizer, examples, config, step=5)
+    assert noisy != clean
+    assert noisy == encode_pairs(tokenizer, examples, config, step=5)  # a function of (seed, step)
+    assert [tokenizer.decode(p.target) for p in noisy] == [e.target for e in examples]
+    assert encode_pairs(tokenizer, examples, config, step=-1) == encode_pairs(
+        tokenizer, examples, dataclasses.replace(config, segmentation_noise=0.0), step=-1
+    )  # validation is never noised
 
 
 def test_generator_training_runs_and_checkpoints(tmp_path: Path) -> None:
