@@ -37,6 +37,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--models", default="bundled,base", help="--peers models: bundled, base or both")
     parser.add_argument("--decoder-spinning", choices=("default", "on", "off"), default="default",
                         help="onnxruntime spinning of the decoder session (RuntimeSettings.decoder_allow_spinning)")
+    parser.add_argument("--texts-per-client", type=int, default=8,
+                        help="--batching: requests each closed-loop client sends; few make the ramp-down weigh")
     parser.add_argument("--out", type=Path, default=Path("runs/bench/report.json"))
     return parser.parse_args(argv)
 
@@ -52,7 +54,7 @@ async def run(args: argparse.Namespace) -> list[Figure]:
     figures: list[Figure] = []
     if "batching" in chosen:
         figures += await batching.run(args.model_dir, concurrencies=concurrencies, rounds=rounds,
-                                      decoder_spinning=spin)
+                                      texts_per_client=args.texts_per_client, decoder_spinning=spin)
     if "peers" in chosen or "hardware" in chosen:
         models = []
         if "bundled" in args.models:

@@ -40,11 +40,11 @@ def texts(engine: Engine, count: int) -> list[str]:
 
 
 async def serve_one_at_a_time(engine: Engine, inputs: list[str], params: GenerationParams) -> list[GenerationResult]:
-    return [await engine.submit(text, params).result() for text in inputs]
+    return [await engine.submit(text, params, stream=False).result() for text in inputs]
 
 
 async def serve_concurrently(engine: Engine, inputs: list[str], params: GenerationParams) -> list[GenerationResult]:
-    handles = [engine.submit(text, params) for text in inputs]
+    handles = [engine.submit(text, params, stream=False) for text in inputs]
     return list(await asyncio.gather(*(h.result() for h in handles)))
 
 

@@ -314,6 +314,8 @@ class BatchExecutor:
                 self._kill(self._active.pop(request_id))
         self._cache = out.cache  # no copy when the rows stay put (and the cache stays on the device)
         self._rearrange(sources)
+        if self._cache is not None:
+            self._cache = self._cache.trim_left_padding()
 
     def _choose(self, logits: np.ndarray) -> list[int]:
         """Every row's next token: one arg-max for the batch, per row only sampling and penalties."""

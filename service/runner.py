@@ -83,6 +83,26 @@ class KvCache:
             src_mask=src_mask[:, :width],
         )
 
+    def trim_left_padding(self) -> KvCache:
+        """Drop the leading self-attention columns that every row masks, once they are a quarter of the cache.
+
+        Rows reused by new requests keep their old columns, masked; without this a batch that never
+        empties would carry an ever longer masked history into every step. Waiting for a quarter
+        (at least 4 columns) makes the copy rare. A device-resident cache is left for `filter`.
+        """
+        first = _first_real_column(self.self_mask)
+        if first < max(4, self.past_length // 4) or not isinstance(self.keys, np.ndarray):
+            return self
+        return KvCache(
+            keys=np.ascontiguousarray(self.keys[:, :, :, first:]),
+            values=np.ascontiguousarray(self.values[:, :, :, first:]),
+            self_mask=self.self_mask[:, first:],
+            cross_keys=self.cross_keys,
+            cross_values=self.cross_values,
+            src_mask=self.src_mask,
+            device=self.device,
+        )
+
     @staticmethod
     def concatenate(caches: Sequence[KvCache]) -> KvCache:
         """Stack rows of several caches: self caches left-padded, cross caches right-padded."""

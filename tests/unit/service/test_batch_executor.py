@@ -67,6 +67,28 @@ def test_a_departed_row_stays_masked_then_a_joiner_reuses_it_in_place(monkeypatc
     assert results == {**sources, "f": [40, 41]}
 
 
+def test_a_batch_that_never_empties_keeps_a_bounded_cache() -> None:
+    """Rows reused by a steady stream of short requests must not drag an ever longer masked history."""
+    executor = make(FakeRunner())
+    expected: dict[str, list[int]] = {}
+    results: dict[str, list[int]] = {}
+    widths = []
+    for step in range(300):
+        joiners = []
+        while executor.rows + len(joiners) < 32:  # a closed loop: a free row is taken at once
+            name = f"r{step}-{len(joiners)}"
+            source = [10 + (step + len(joiners)) % 30] * (4 + (step + len(joiners)) % 5)
+            expected[name] = source
+            joiners.append(request(name, source, max_new_tokens=20))
+        outcome = executor.step(joiners)
+        results.update({k: v.token_ids for k, v in outcome.results.items()})
+        assert executor._cache is not None
+        widths.append(executor._cache.past_length)
+    # The longest request lives 9 steps; without trimming the reused rows' history reaches ~300 columns.
+    assert max(widths) <= 24
+    assert results == {name: expected[name] for name in results} and len(results) > 200
+
+
 def test_a_failing_step_fails_only_that_step_and_the_executor_recovers() -> None:
     runner = FakeRunner()
     executor = make(runner)
