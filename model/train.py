@@ -25,9 +25,11 @@ from model.checkpoint import TOKENIZER, load_checkpoint, restore_optimizer, save
 from model.config import ModelConfig
 from model.data import DataError, Example, generate_examples, read_pairs_tsv
 from model.decoding import greedy_decode
+from model.drills import CopyDrills
 from model.tasks import TASKS, TokenPair, make_pairs
 from model.tokenizer import Tokenizer, train_tokenizer
 from model.transformer import Transformer
+from model.words import forbidden_words
 
 
 @dataclass(frozen=True)
@@ -47,6 +49,7 @@ class TrainConfig:
     vocab_size: int = 2000  # tokenizer size when one is trained
     tokenizer_corpus: int = 60000  # examples the tokenizer is trained on
     segmentation_noise: float = 0.0  # chance of undoing each BPE merge in training examples (BPE-dropout)
+    copy_drill_share: float = 0.0  # share of each batch replaced by copy drills (model/drills.py)
     valid_every: int = 500
     valid_size: int = 256
     checkpoint_every: int = 500
@@ -263,6 +266,7 @@ def train(config: TrainConfig, model_config: ModelConfig, *, progress: bool = Tr
     if start_step:
         restore_optimizer(out, model, optimizer)
     validation_examples = source.validation()
+    drills = CopyDrills(tokenizer, forbidden=forbidden_words()) if config.copy_drill_share > 0 else None
     losses: list[float] = []
     last_step = config.steps if config.stop_after is None else min(config.steps, config.stop_after)
     bar = tqdm(
@@ -278,7 +282,10 @@ def train(config: TrainConfig, model_config: ModelConfig, *, progress: bool = Tr
         torch.manual_seed(config.seed * 1_000_003 + step)  # dropout depends on (seed, step) alone
         for group in optimizer.param_groups:
             group["lr"] = config.learning_rate * learning_rate_factor(step + 1, config.warmup_steps)
-        pairs = encode_pairs(tokenizer, source.train_batch(step), config, step)
+        examples = source.train_batch(step)
+        if drills is not None:
+            examples = drills.mix_into(examples, random.Random(f"drills:{config.seed}:{step}"), config.copy_drill_share)
+        pairs = encode_pairs(tokenizer, examples, config, step)
         optimizer.zero_grad(set_to_none=True)
         loss, real_tokens = step_loss(model, pairs, tokenizer, config, device)
         torch.nn.utils.clip_grad_norm_(model.parameters(), config.clip_norm)

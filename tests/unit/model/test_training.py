@@ -77,7 +77,7 @@ def test_tiny_model_overfits_small_set(tmp_path: Path) -> None:
 def test_resume_gives_the_same_losses(tmp_path: Path, task: str, noise: float) -> None:
     (tmp_path / "straight").mkdir()
     (tmp_path / "stopped").mkdir()
-    common = {"steps": 40, "checkpoint_every": 20, "task": task, "segmentation_noise": noise}
+    common = {"steps": 40, "checkpoint_every": 20, "task": task, "segmentation_noise": noise, "copy_drill_share": noise}
     straight = small_run(tmp_path / "straight", **common)
     expected = train(straight, TINY, progress=False)
     stopped = small_run(tmp_path / "stopped", **common, stop_after=20)

@@ -1,0 +1,45 @@
+"""Copy drills: sentences of made-up words assembled from the tokenizer's own tokens, target = source.
+
+A BPE vocabulary holds tokens that ordinary targets never contain: pieces of words that only occur on
+the source side ("cto" is a step towards "October", which the task always rewrites). A decoder never
+trained to emit such a token cannot copy a new word that needs it ("arquitecto" came out "arquite").
+Drawing every word's pieces uniformly from the vocabulary gives each token its share of training
+targets. Tokenizer-aware, so it lives beside training rather than in the tokenizer-free generator.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterable, Sequence
+
+from model.data import Example
+from model.tokenizer import Tokenizer
+
+CATEGORY = "copy_drill"
+
+
+class CopyDrills:
+    def __init__(self, tokenizer: Tokenizer, *, forbidden: Iterable[str] = ()) -> None:
+        pieces = [tokenizer.decode([i]) for i in range(tokenizer.vocab_size)]
+        # Whole characters only (a lone byte of "ó" decodes to U+FFFD), no specials, no whitespace-only.
+        usable = [p for p in pieces if p.strip() and "\ufffd" not in p and p.strip() == p.lstrip(" ").rstrip()]
+        self.word_starts = sorted({p[1:] for p in usable if p.startswith(" ") and not p[1:].startswith(" ")})
+        self.continuations = sorted({p for p in usable if not p.startswith(" ")})
+        self.forbidden = frozenset(w.lower() for w in forbidden)
+
+    def word(self, rng: random.Random) -> str:
+        """One start piece and up to two continuation pieces, never a forbidden word (a number word, a month)."""
+        while True:
+            parts = [rng.choice(self.word_starts)] + [rng.choice(self.continuations) for _ in range(rng.randint(0, 2))]
+            word = "".join(parts)
+            if word.lower().strip(".,;:!?¿¡«»\"'()") not in self.forbidden:
+                return word
+
+    def sentence(self, rng: random.Random) -> str:
+        return " ".join(self.word(rng) for _ in range(rng.randint(3, 10)))
+
+    def mix_into(self, examples: Sequence[Example], rng: random.Random, share: float) -> list[Example]:
+        """`examples` with the last round(share * len) replaced by drills (the batch keeps its size)."""
+        count = round(share * len(examples))
+        drills = [self.sentence(rng) for _ in range(count)]
+        return [*examples[: len(examples) - count], *(Example(s, s, CATEGORY) for s in drills)]
