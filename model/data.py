@@ -89,13 +89,8 @@ TRAILING_MARKS = (")", "»", "”", "?", "!", ":", ";", "…", "'s", "]", ".")
 # Share of random-sentence words taken from CLDR's names of countries, languages, currencies and
 # scripts in that language (Babel's data, ~1,500 words each): rare real words to copy.
 CLDR_WORD_SHARE = 0.12
-# Chance that a plain or article random sentence holds a bare month name, which alone is not a date:
-# copied. Half the time after a preposition ("hasta diciembre"), where dates also put their months.
-BARE_MONTH_SHARE = 0.4
-MONTH_PREPOSITIONS = {
-    "es": ("de", "en", "desde", "hasta", "antes de", "a principios de", "a finales de"),
-    "en": ("in", "of", "since", "until", "by", "before", "early in", "late in"),
-}
+# Chance that a plain random sentence holds a bare month name, which alone is not a date: copied.
+BARE_MONTH_SHARE = 0.15
 # Share of sampled numbers made round ("forty million", "seiscientos mil"), whose zeros are easy to miscount.
 ROUND_NUMBER_SHARE = 0.35
 # Phrases spliced into a random carrier for the article categories: article or pronoun uses.
@@ -261,13 +256,12 @@ def _date(rng: random.Random, split: str, lang: str, spoken: bool) -> tuple[str,
     return _date_source(d, lang, rng, spoken=spoken), d.isoformat()
 
 
-def _carrier_template(rng: random.Random, split: str, name: str, insert: str, *, bare_months: bool = False) -> str:
+def _carrier_template(rng: random.Random, split: str, name: str, insert: str) -> str:
     """A hand-written carrier sentence half of the time, otherwise random words around the slot, so
     the model learns to copy any text around an expression rather than memorize the templates."""
     if rng.random() < TEMPLATE_CARRIER_SHARE:
         return rng.choice(_carriers(name, split))
-    sentence = _random_sentence(rng, split, name.rsplit("_", 1)[1], bare_months=bare_months)
-    words = sentence.replace("{", "(").replace("}", ")").split(" ")
+    words = _random_sentence(rng, split, name.rsplit("_", 1)[1]).replace("{", "(").replace("}", ")").split(" ")
     words.insert(rng.randint(1, len(words)), insert)
     return " ".join(words)
 
@@ -323,10 +317,7 @@ def _random_sentence(rng: random.Random, split: str, lang: str, *, bare_months: 
         slots = [i for i in range(len(words)) if not any(c.isdigit() for w in words[max(0, i - 1) : i + 2] for c in w)]
         if slots:
             month = rng.choice(month_names(lang))
-            month = month.lower() if lang == "es" and rng.random() < 0.8 else month
-            if rng.random() < 0.5:
-                month = f"{rng.choice(MONTH_PREPOSITIONS[lang])} {month}"
-            words[rng.choice(slots)] = month
+            words[rng.choice(slots)] = month.lower() if lang == "es" and rng.random() < 0.8 else month
     if rng.random() < 0.8:
         words[0] = words[0][:1].upper() + words[0][1:]
     text = " ".join(words)
@@ -345,8 +336,7 @@ def _plain(rng: random.Random, split: str, lang: str) -> tuple[str, str]:
 
 
 def _article(rng: random.Random, split: str, lang: str) -> tuple[str, str]:
-    phrase = rng.choice(ARTICLE_PHRASES[lang])
-    template = _carrier_template(rng, split, f"article_{lang}", phrase, bare_months=True)
+    template = _carrier_template(rng, split, f"article_{lang}", rng.choice(ARTICLE_PHRASES[lang]))
     if lang == "es":
         text = template.format(
             nm=rng.choice(_carriers("nouns_m_es", "train")), nf=rng.choice(_carriers("nouns_f_es", "train"))
