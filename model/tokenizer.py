@@ -109,7 +109,7 @@ class Tokenizer:
         BPE-dropout (Provilkov et al., 2020) done by un-merging, so it follows the caller's seeded
         `rng` (the library's own dropout draws from an unseedable generator). In training it makes
         the model emit tokens that canonical segmentation keeps as intermediate steps of longer
-        merges ("cto" inside "ctor"), and copy words by their pieces rather than memorize them.
+        merges ("cto" on the way to "ctober"), and copy words by their pieces rather than memorize them.
         """
         if probability <= 0.0:
             return list(ids)

@@ -88,14 +88,15 @@ class KvCache:
 
         Rows reused by new requests keep their old columns, masked; without this a batch that never
         empties would carry an ever longer masked history into every step. Waiting for a quarter
-        (at least 4 columns) makes the copy rare. A device-resident cache is left for `filter`.
+        (at least 4 columns) makes the copy rare; a cache on the device makes a round trip through
+        the host then (the next step uploads it again), rare enough to keep this simple.
         """
         first = _first_real_column(self.self_mask)
-        if first < max(4, self.past_length // 4) or not isinstance(self.keys, np.ndarray):
+        if first < max(4, self.past_length // 4):
             return self
         return KvCache(
-            keys=np.ascontiguousarray(self.keys[:, :, :, first:]),
-            values=np.ascontiguousarray(self.values[:, :, :, first:]),
+            keys=np.ascontiguousarray(_host(self.keys)[:, :, :, first:]),
+            values=np.ascontiguousarray(_host(self.values)[:, :, :, first:]),
             self_mask=self.self_mask[:, first:],
             cross_keys=self.cross_keys,
             cross_values=self.cross_values,
