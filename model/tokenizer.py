@@ -6,6 +6,7 @@ Imports nothing from this repo.
 
 from __future__ import annotations
 
+import functools
 import json
 import random
 from collections.abc import Iterable, Sequence
@@ -75,7 +76,6 @@ class Tokenizer:
     def __init__(self, tok: tokenizers.Tokenizer) -> None:
         self._tok = tok
         self._tok.encode_special_tokens = True
-        self._merge_parents = _merge_parents(tok)
 
     @classmethod
     def train(cls, texts: Iterable[str], *, vocab_size: int = DEFAULT_VOCAB_SIZE) -> Tokenizer:
@@ -123,6 +123,10 @@ class Tokenizer:
             else:
                 out.append(token)
         return out
+
+    @functools.cached_property
+    def _merge_parents(self) -> dict[int, tuple[int, int]]:
+        return _merge_parents(self._tok)  # only training with segmentation noise needs it
 
     def decode(self, ids: Sequence[int]) -> str:
         return self._tok.decode(list(ids), skip_special_tokens=True)
