@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import statistics
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
-from bench.workload import bundled_texts, closed_loop, make_engine
+from bench.workload import alternate, bundled_texts, closed_loop, make_engine
 from service.engine import GenerationParams
 from service.runner import KvCache
 
@@ -23,20 +23,24 @@ async def main(args: argparse.Namespace) -> None:
     await engine.start()
     texts = bundled_texts(args.requests)
     params = GenerationParams(max_new_tokens=64)
-    rates: dict[str, list[float]] = {"trim": [], "no trim": []}
+
+    def contender(method: Callable[[KvCache], KvCache]) -> Callable[[], Awaitable[float]]:
+        async def run() -> float:
+            KvCache.trim_left_padding = method  # type: ignore[method-assign]
+            return (await closed_loop(engine, texts, params, concurrency=args.concurrency)).tokens_per_s
+
+        return run
+
     try:
-        await closed_loop(engine, texts, params, concurrency=args.concurrency)  # warm-up
-        for round_index in range(args.rounds):
-            for name in list(rates) if round_index % 2 == 0 else reversed(list(rates)):
-                KvCache.trim_left_padding = trim if name == "trim" else (lambda cache: cache)  # type: ignore[method-assign]
-                run = await closed_loop(engine, texts, params, concurrency=args.concurrency)
-                rates[name].append(run.tokens_per_s)
+        result = await alternate({"trim": contender(trim), "no trim": contender(lambda cache: cache)},
+                                 rounds=args.rounds)
     finally:
         KvCache.trim_left_padding = trim  # type: ignore[method-assign]
         await engine.stop(timeout_s=30)
-    for name, values in rates.items():
-        print(f"{name:>8}: median {statistics.median(values):,.0f} tok/s  rounds {[round(v) for v in values]}")
-    print(f"trim / no trim: {statistics.median(rates['trim']) / statistics.median(rates['no trim']):.2f}x")
+    for name, values in result.rates.items():
+        print(f"{name:>8}: median {result.median(name):,.0f} tok/s  rounds {[round(v) for v in values]}")
+    low, high = result.spread("trim", "no trim")
+    print(f"trim / no trim: {result.ratio('trim', 'no trim'):.2f}x (median of per-round ratios; {low:.2f}-{high:.2f})")
 
 
 if __name__ == "__main__":

@@ -5,18 +5,10 @@ from __future__ import annotations
 import random
 from collections import Counter
 
-import pytest
-
 from model.data import generate_examples
 from model.drills import CATEGORY, CopyDrills
 from model.tokenizer import Tokenizer
 from model.words import forbidden_words
-
-
-@pytest.fixture(scope="module")
-def tok() -> Tokenizer:
-    examples = generate_examples(3000, seed=0, split="train")
-    return Tokenizer.train([t for ex in examples for t in (ex.source, ex.target)], vocab_size=600)
 
 
 def test_drills_reach_every_token_of_the_vocabulary(tok: Tokenizer) -> None:

@@ -10,16 +10,9 @@ import tokenizers
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from model.data import generate_examples
 from model.tokenizer import SPECIAL_TOKENS, Tokenizer
 
-VOCAB_SIZE = 600
-
-
-@pytest.fixture(scope="module")
-def tok() -> Tokenizer:
-    examples = generate_examples(3000, seed=0, split="train")
-    return Tokenizer.train([t for ex in examples for t in (ex.source, ex.target)], vocab_size=VOCAB_SIZE)
+VOCAB_SIZE = 600  # the size of the shared `tok` fixture (conftest.py)
 
 
 @pytest.fixture(scope="module")
