@@ -22,7 +22,7 @@ from model.data import (
     number_split,
     read_pairs_tsv,
 )
-from model.words import forbidden_words
+from model.words import forbidden_words, month_names
 
 ISO = re.compile(r"\d{4}-\d{2}-\d{2}")
 N = 4000
@@ -132,6 +132,32 @@ def test_plain_word_lists_hold_no_number_or_month_words() -> None:
     for lang in ("es", "en"):
         for split in ("train", "valid", "test"):
             assert not {w.lower() for w in _carriers(f"words_{lang}", split)} & forbidden
+
+
+@pytest.mark.parametrize("lang", ["es", "en"])
+def test_carrier_sentences_hold_nothing_to_rewrite_but_their_slot(lang: str) -> None:
+    """A number word or date outside the slot would be copied in some examples and rewritten in
+    others; a month name next to digits is a date. Articles may hold un/una/uno/one, plain text a
+    bare month."""
+    forbidden = forbidden_words()
+    months = {m.lower() for m in month_names("es") + month_names("en")}
+    articles = {"es": {"un", "una", "uno"}, "en": {"one"}}[lang]
+    for kind, slot in (("number", "{n}"), ("date", "{d}"), ("plain", None), ("article", None)):
+        lines = [line for split in ("train", "valid", "test") for line in _carriers(f"{kind}_{lang}", split)]
+        assert len(lines) >= 100 and len(set(lines)) == len(lines), kind
+        for line in lines:
+            body = line
+            for placeholder in ("{n}", "{d}", "{nm}", "{nf}", "{noun}"):
+                body = body.replace(placeholder, " ")
+            found = re.findall(r"[^\W\d_]+", body)
+            words = {w.lower() for w in found if not (lang == "en" and w in ("march", "may"))}  # verbs, lowercase
+            allowed = articles if kind == "article" else months if kind == "plain" else set()
+            assert not (words & forbidden) - allowed, line
+            if slot is not None:
+                assert line.count(slot) == 1 and not line.startswith(slot), line
+                assert not re.search(r"\d", body), line
+            if kind == "plain":
+                assert not (words & months and re.search(r"\d", body)), line
 
 
 def test_held_out_splits_are_disjoint_from_train(train: list[Example], test_split: list[Example]) -> None:
