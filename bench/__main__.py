@@ -36,7 +36,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
                         help="the bundled model's checkpoint (PyTorch and CTranslate2 need the weights)")
     parser.add_argument("--models", default="bundled,base", help="--peers models: bundled, base or both")
     parser.add_argument("--decoder-spinning", choices=("default", "on", "off"), default="default",
-                        help="onnxruntime spinning of the decoder session (RuntimeSettings.decoder_allow_spinning)")
+                        help="on/off: a thread pool per onnxruntime session, the decoder's spinning on or off "
+                             "(default: the sessions share one pool, as `python -m service` runs them)")
     parser.add_argument("--texts-per-client", type=int, default=8,
                         help="--batching: requests each closed-loop client sends; few make the ramp-down weigh")
     parser.add_argument("--out", type=Path, default=Path("runs/bench/report.json"))

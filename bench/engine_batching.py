@@ -51,7 +51,7 @@ async def serve_concurrently(engine: Engine, inputs: list[str], params: Generati
 async def main(args: argparse.Namespace) -> float:
     engine = Engine(
         Path(args.model_dir),
-        runtime=RuntimeSettings(intra_op_threads=args.threads),
+        runtime=RuntimeSettings(intra_op_threads=args.threads, shared_thread_pool=True),  # as the server
         batching=BatchingSettings(max_batch_size=args.concurrency, max_queue=args.concurrency * 2),
     )
     await engine.start()

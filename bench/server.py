@@ -50,7 +50,8 @@ def local_server(model_dir: Path, *, max_batch_size: int = 64, threads: int = 2,
     }
     if variant is not None:
         env["ATENTO_VARIANT"] = variant
-    if decoder_spinning is not None:
+    if decoder_spinning is not None:  # a pool per session, as bench.workload.make_engine does
+        env["ATENTO_RUNTIME__SHARED_THREAD_POOL"] = "false"
         env["ATENTO_RUNTIME__DECODER_ALLOW_SPINNING"] = "true" if decoder_spinning else "false"
     output = open(log, "wb") if log is not None else subprocess.DEVNULL  # noqa: SIM115 - closed below
     process = subprocess.Popen([sys.executable, "-m", "service"], cwd=ROOT, env=env, stdout=output,

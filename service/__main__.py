@@ -68,8 +68,17 @@ def parse_settings(argv: Sequence[str]) -> ServiceSettings:
     )
 
 
+def own_process_defaults(settings: ServiceSettings) -> ServiceSettings:
+    """Settings whose default depends on owning the process: this server's onnxruntime sessions share
+    the process-wide thread pool unless told otherwise (RuntimeSettings.shared_thread_pool)."""
+    if settings.runtime.shared_thread_pool is not None:
+        return settings
+    runtime = settings.runtime.model_copy(update={"shared_thread_pool": True})
+    return settings.model_copy(update={"runtime": runtime})
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    settings = parse_settings(sys.argv[1:] if argv is None else argv)
+    settings = own_process_defaults(parse_settings(sys.argv[1:] if argv is None else argv))
     configure_logging(
         log_format=settings.log_format, log_level=settings.log_level, secrets=settings.resolved_api_keys()
     )

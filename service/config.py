@@ -27,8 +27,18 @@ class RuntimeSettings(BaseModel):
     intra_op_threads: int = Field(0, ge=0, le=1024)  # 0 = onnxruntime's default (one per core)
     inter_op_threads: int = Field(0, ge=0, le=1024)
     graph_optimization: Literal["disable", "basic", "extended", "all"] = "all"
-    # Spinning intra-op threads of the idle session steal a core from the busy one while the encoder
-    # and decoder alternate: measured 1.25-2.5x slower at small batches on 2 cores with it on.
+    # True: both sessions run on onnxruntime's one process-wide pool of spinning intra-op threads. The
+    # encoder and decoder alternate within every step; with a pool each, the idle pool's spinning
+    # threads took the busy one's cores, so each pool had to stop spinning, and waking threads costs
+    # every small operator (2 cores, bundled model, one process: engine 3,926 -> 5,390 tok/s at 32
+    # concurrent, HTTP 3,212 -> 4,131). The pool belongs to the process: its first user sizes it
+    # (`intra_op_threads`, `inter_op_threads`), and once it exists onnxruntime refuses a pool of its
+    # own to every other session in the process. Hence None (the default): on in atento's own server
+    # process (`python -m service` resolves it), off for an Engine embedded in someone else's program.
+    # The two spinning switches below apply only to sessions with a pool of their own.
+    shared_thread_pool: bool | None = None
+    # Per-session pools: spinning intra-op threads of the idle session steal a core from the busy one
+    # while the encoder and decoder alternate: measured 1.25-2.5x slower at small batches on 2 cores.
     allow_spinning: bool = False  # encoder session
     # Off too: with few cores the spinning decoder threads compete with the Python step loop and
     # other processes (measured on 2 cores: batch 32 0.78x -> 1.26x CTranslate2, batch 1 834 -> 1908

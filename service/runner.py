@@ -7,6 +7,7 @@ padding, and each row's next position is its count of real cached tokens.
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -190,11 +191,52 @@ def decoder_inputs(tgt: np.ndarray, cache: KvCache, tgt_mask: np.ndarray | None)
     }
 
 
+class ProcessThreadPool:
+    """onnxruntime's process-wide thread pools, which can be sized once per process and never replaced.
+
+    onnxruntime keeps that state itself; this object only remembers the size it was given, so that a
+    later engine asking for another size is told (logged) instead of silently running on the first.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.sizes: tuple[int, int] | None = None  # (intra, inter) once created
+
+    def join(self, intra_op_threads: int, inter_op_threads: int) -> None:
+        """Create the pools at this size if nobody has; otherwise share them as they are."""
+        wanted = (intra_op_threads, inter_op_threads)
+        with self._lock:
+            if self.sizes is None:
+                try:
+                    ort.set_global_thread_pool_sizes(*wanted)
+                except Exception as error:  # created in this process before us, by code we don't own
+                    logger.warning("onnxruntime's process thread pools already exist (%s); sharing them", error)
+                self.sizes = wanted
+            elif self.sizes != wanted:
+                logger.warning(
+                    "the process thread pool has %s intra-op / %s inter-op threads (0 = one per core); "
+                    "this engine asked for %s / %s and shares it as it is",
+                    *self.sizes,
+                    *wanted,
+                )
+
+
+PROCESS_THREAD_POOL = ProcessThreadPool()  # one per process, as onnxruntime's own pools
+
+
 def session_options(runtime: RuntimeSettings, *, allow_spinning: bool) -> ort.SessionOptions:
+    """Options for one session: on the process's pool when `runtime.shared_thread_pool` is True or the
+    pool already exists (onnxruntime then refuses a per-session pool), otherwise a pool of its own."""
     options = ort.SessionOptions()
+    options.graph_optimization_level = _OPTIMIZATION[runtime.graph_optimization]
+    if runtime.shared_thread_pool or PROCESS_THREAD_POOL.sizes is not None:
+        if runtime.shared_thread_pool is False:
+            logger.warning("this process already runs onnxruntime's shared thread pool; the session shares it")
+        PROCESS_THREAD_POOL.join(runtime.intra_op_threads, runtime.inter_op_threads)
+        options.use_per_session_threads = False
+        return options
     options.intra_op_num_threads = runtime.intra_op_threads
     options.inter_op_num_threads = runtime.inter_op_threads
-    options.graph_optimization_level = _OPTIMIZATION[runtime.graph_optimization]
     options.add_session_config_entry("session.intra_op.allow_spinning", "1" if allow_spinning else "0")
     options.add_session_config_entry("session.inter_op.allow_spinning", "1" if allow_spinning else "0")
     return options
