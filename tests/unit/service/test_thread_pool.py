@@ -1,4 +1,5 @@
-"""Sessions share onnxruntime's process-wide thread pool by default; the pool is sized once per process."""
+"""The server's sessions share onnxruntime's process-wide thread pool, sized once per process; an embedded
+Engine keeps pools of its own unless the process pool already exists."""
 
 from __future__ import annotations
 
