@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from collections import defaultdict
+from collections import Counter, defaultdict
 from pathlib import Path
 
 import pytest
@@ -158,6 +158,16 @@ def test_carrier_sentences_hold_nothing_to_rewrite_but_their_slot(lang: str) -> 
                 assert not re.search(r"\d", body), line
             if kind == "plain":
                 assert not (words & months and re.search(r"\d", body)), line
+
+
+def test_training_draws_the_hard_categories_more_often_and_held_out_splits_uniformly(
+    train: list[Example], test_split: list[Example]
+) -> None:
+    counts = Counter(ex.category for ex in train)
+    assert counts["sentence_number_es"] > 3 * counts["date_written_es"]  # weights 2 and 0.5
+    assert counts["sentence_date_en"] > counts["plain_en"] > counts["date_spoken_en"]  # 1.5, 1, 0.5
+    held_out = Counter(ex.category for ex in test_split)
+    assert set(held_out) == set(CATEGORIES) and max(held_out.values()) < 1.3 * min(held_out.values())
 
 
 def test_held_out_splits_are_disjoint_from_train(train: list[Example], test_split: list[Example]) -> None:
