@@ -19,19 +19,11 @@ from babel.dates import format_date
 from num2words import num2words
 
 from model.carriers import (
-    ARTICLE_TEMPLATES_EN,
-    ARTICLE_TEMPLATES_ES,
-    DATE_TEMPLATES_EN,
-    DATE_TEMPLATES_ES,
     NAMES,
     NOUNS_EN,
     NOUNS_F_ES,
     NOUNS_M_ES,
-    NUMBER_TEMPLATES_EN,
-    NUMBER_TEMPLATES_ES,
     ODD_TOKENS,
-    PLAIN_EN,
-    PLAIN_ES,
     WORDS_EN,
     WORDS_ES,
 )
@@ -44,6 +36,9 @@ from model.words import (
     pseudo_word,
 )
 
+# The hand-written carrier sentences, one file per table: "{n}" is a cardinal slot, "{d}" a date slot,
+# "{nm}"/"{nf}"/"{noun}" a noun slot (model/carriers.py's nouns). Slots never open a sentence.
+SENTENCES_DIR = Path(__file__).parent / "sentences"
 # One category per clause of the contract; generation samples them uniformly.
 CATEGORIES = (
     "cardinal_es",  # "mil doscientos treinta y cuatro" -> "1234"
@@ -152,8 +147,10 @@ def _partition(items: Sequence[str]) -> dict[str, tuple[str, ...]]:
     return {"test": tuple(ranked[:k]), "valid": tuple(ranked[k : 2 * k]), "train": tuple(ranked[2 * k :])}
 
 
-def _lines(block: str) -> tuple[str, ...]:
-    return tuple(line for line in block.splitlines() if line.strip())
+def _sentences(name: str) -> tuple[str, ...]:
+    """The hand-written carrier sentences of `model/sentences/{name}.txt`, one per non-empty line."""
+    text = (SENTENCES_DIR / f"{name}.txt").read_text(encoding="utf-8")
+    return tuple(line for line in text.splitlines() if line.strip())
 
 
 @functools.cache
@@ -166,14 +163,14 @@ def _plain_words(lang: str) -> tuple[str, ...]:
 @functools.cache
 def _carriers(name: str, split: str) -> tuple[str, ...]:
     tables: dict[str, Sequence[str]] = {
-        "number_es": _lines(NUMBER_TEMPLATES_ES),
-        "number_en": _lines(NUMBER_TEMPLATES_EN),
-        "date_es": _lines(DATE_TEMPLATES_ES),
-        "date_en": _lines(DATE_TEMPLATES_EN),
-        "plain_es": _lines(PLAIN_ES),
-        "plain_en": _lines(PLAIN_EN),
-        "article_es": _lines(ARTICLE_TEMPLATES_ES),
-        "article_en": _lines(ARTICLE_TEMPLATES_EN),
+        "number_es": _sentences("number_es"),
+        "number_en": _sentences("number_en"),
+        "date_es": _sentences("date_es"),
+        "date_en": _sentences("date_en"),
+        "plain_es": _sentences("plain_es"),
+        "plain_en": _sentences("plain_en"),
+        "article_es": _sentences("article_es"),
+        "article_en": _sentences("article_en"),
         "nouns_m_es": NOUNS_M_ES,
         "nouns_f_es": NOUNS_F_ES,
         "nouns_en": NOUNS_EN,
