@@ -147,6 +147,7 @@ def _partition(items: Sequence[str]) -> dict[str, tuple[str, ...]]:
     return {"test": tuple(ranked[:k]), "valid": tuple(ranked[k : 2 * k]), "train": tuple(ranked[2 * k :])}
 
 
+@functools.cache
 def _sentences(name: str) -> tuple[str, ...]:
     """The hand-written carrier sentences of `model/sentences/{name}.txt`, one per non-empty line."""
     text = (SENTENCES_DIR / f"{name}.txt").read_text(encoding="utf-8")
