@@ -42,6 +42,7 @@ class TrainConfig:
     micro_batch_size: int = 16  # sequences per forward pass; the step's gradient is the same
     learning_rate: float = 1e-3  # peak, reached at the end of warm-up
     warmup_steps: int = 400
+    cooldown_steps: int = 0  # the last steps, over which the learning rate falls linearly to zero
     weight_decay: float = 0.01
     label_smoothing: float = 0.1
     clip_norm: float = 1.0
@@ -60,10 +61,17 @@ class TrainConfig:
     stop_after: int | None = None  # stop (with a checkpoint) after this step, for tests of resume
 
 
-def learning_rate_factor(step: int, warmup: int) -> float:
-    """Linear warm-up, then inverse square-root decay (Vaswani et al., 2017, section 5.3)."""
+def learning_rate_factor(step: int, warmup: int, total: int = 0, cooldown: int = 0) -> float:
+    """Linear warm-up, then inverse square-root decay (Vaswani et al., 2017, section 5.3), then
+    over the last `cooldown` of `total` steps a linear fall to zero. The inverse square root never
+    gets near zero, so without the cool-down the final weights are still a noisy sample around
+    the optimum; annealing to zero lets them settle (Hägele et al., 2024)."""
     step = max(step, 1)
-    return min(step / warmup, math.sqrt(warmup / step))
+    factor = min(step / warmup, math.sqrt(warmup / step))
+    cooldown_start = total - cooldown
+    if cooldown > 0 and step > cooldown_start:
+        factor *= max(0.0, (total - step + 1) / cooldown)
+    return factor
 
 
 def stable_bucket(text: str, buckets: int = 100) -> int:
@@ -281,7 +289,9 @@ def train(config: TrainConfig, model_config: ModelConfig, *, progress: bool = Tr
     for step in bar:
         torch.manual_seed(config.seed * 1_000_003 + step)  # dropout depends on (seed, step) alone
         for group in optimizer.param_groups:
-            group["lr"] = config.learning_rate * learning_rate_factor(step + 1, config.warmup_steps)
+            group["lr"] = config.learning_rate * learning_rate_factor(
+                step + 1, config.warmup_steps, config.steps, config.cooldown_steps
+            )
         examples = source.train_batch(step)
         if drills is not None:
             examples = drills.mix_into(examples, random.Random(f"drills:{config.seed}:{step}"), config.copy_drill_share)

@@ -14,7 +14,17 @@ from model.data import DataError, Example
 from model.decoding import greedy_decode
 from model.tasks import make_pairs
 from model.tokenizer import Tokenizer, train_tokenizer
-from model.train import TrainConfig, batch_loss, collate, encode_pairs, main, stable_bucket, step_loss, train
+from model.train import (
+    TrainConfig,
+    batch_loss,
+    collate,
+    encode_pairs,
+    learning_rate_factor,
+    main,
+    stable_bucket,
+    step_loss,
+    train,
+)
 from model.transformer import Transformer
 
 TINY = ModelConfig(d_model=32, n_heads=2, n_encoder_layers=2, n_decoder_layers=2, d_ff=64, dropout=0.0)
@@ -162,3 +172,22 @@ def test_micro_batches_give_the_full_batch_gradient(tmp_path: Path) -> None:
     assert real_tokens == sum(len(p.source) + 1 + len(p.target) + 1 for p in pairs)
     for a, b in zip(full_gradient, micro_gradient, strict=True):
         torch.testing.assert_close(a, b, rtol=1e-4, atol=1e-6)
+
+
+def test_learning_rate_warms_up_decays_then_cools_down_to_zero() -> None:
+    warmup, total, cooldown = 100, 1000, 200
+    factors = [learning_rate_factor(step, warmup, total, cooldown) for step in range(1, total + 1)]
+    assert factors[warmup - 1] == pytest.approx(1.0)  # the peak, at the end of warm-up
+    assert all(a < b for a, b in zip(factors[: warmup - 1], factors[1:warmup], strict=True))
+    assert all(a > b for a, b in zip(factors[warmup - 1 : -1], factors[warmup:], strict=True))
+    before = learning_rate_factor(total - cooldown, warmup)  # the inverse square root where cooling starts
+    assert factors[total - cooldown - 1] == pytest.approx(before)
+    assert factors[total - cooldown] == pytest.approx(learning_rate_factor(total - cooldown + 1, warmup))
+    assert factors[total - cooldown // 2 - 1] == pytest.approx(
+        learning_rate_factor(total - cooldown // 2, warmup) * (cooldown // 2 + 1) / cooldown
+    )
+    assert 0 < factors[-1] < factors[-2] and factors[-1] * cooldown == pytest.approx(
+        learning_rate_factor(total, warmup)
+    )  # the last step still learns, at 1/cooldown of the decayed rate
+    no_cooldown = [learning_rate_factor(step, warmup, total) for step in range(1, total + 1)]
+    assert no_cooldown == [learning_rate_factor(step, warmup) for step in range(1, total + 1)]
