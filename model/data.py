@@ -60,12 +60,12 @@ CATEGORIES = (
 # the test split: the four bare-date categories 100%, sentences with an expression inside 91-95%).
 # Held-out splits sample uniformly, so the test set stays 300 examples of every category.
 TRAIN_CATEGORY_WEIGHTS = {
-    "date_written_es": 0.5,
-    "date_written_en": 0.5,
-    "date_spoken_es": 0.5,
-    "date_spoken_en": 0.5,
-    "sentence_number_es": 2.0,
-    "sentence_number_en": 2.0,
+    "date_written_es": 0.25,
+    "date_written_en": 0.25,
+    "date_spoken_es": 0.25,
+    "date_spoken_en": 0.25,
+    "sentence_number_es": 2.5,
+    "sentence_number_en": 2.5,
     "sentence_date_es": 1.5,
     "sentence_date_en": 1.5,
 }  # every other category: 1

@@ -164,8 +164,8 @@ def test_training_draws_the_hard_categories_more_often_and_held_out_splits_unifo
     train: list[Example], test_split: list[Example]
 ) -> None:
     counts = Counter(ex.category for ex in train)
-    assert counts["sentence_number_es"] > 3 * counts["date_written_es"]  # weights 2 and 0.5
-    assert counts["sentence_date_en"] > counts["plain_en"] > counts["date_spoken_en"]  # 1.5, 1, 0.5
+    assert counts["sentence_number_es"] > 6 * counts["date_written_es"]  # weights 2.5 and 0.25
+    assert counts["sentence_number_en"] > counts["sentence_date_en"] > counts["plain_en"] > counts["date_spoken_en"]
     held_out = Counter(ex.category for ex in test_split)
     assert set(held_out) == set(CATEGORIES) and max(held_out.values()) < 1.3 * min(held_out.values())
 
