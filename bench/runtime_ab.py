@@ -1,9 +1,12 @@
-"""The shared thread pool, A/B in one process: the same model in two engines, one on onnxruntime's
-process-wide pool (`RuntimeSettings.shared_thread_pool`, what `python -m service` uses) and one with a
-pool per session and spinning off (the library default), each at 32 concurrent and one request at a
-time, alternating.
+"""One runtime switch, A/B in one process: the same model in two engines that differ only in one boolean
+`RuntimeSettings` field (otherwise configured as `python -m service` runs one), each at 32 concurrent
+and one request at a time, alternating.
 
-    PYTHONPATH=. python bench/thread_pool.py --requests 256 --rounds 4
+    PYTHONPATH=. python bench/runtime_ab.py --setting shared_thread_pool --requests 256 --rounds 4
+    PYTHONPATH=. python bench/runtime_ab.py --setting io_binding
+    PYTHONPATH=. python bench/runtime_ab.py --setting stop_spinning_between_runs
+
+shared_thread_pool off is a pool per session with spinning off (the library default).
 """
 
 # ruff: noqa: T201  (a CLI benchmark: printing the figures is its output)
@@ -17,16 +20,22 @@ from pathlib import Path
 
 from bench.engine_batching import serve_one_at_a_time
 from bench.workload import Run, alternate, bundled_texts, closed_loop, make_engine
+from service.config import RuntimeSettings
 from service.engine import Engine, GenerationParams
+
+SWITCHES = sorted(name for name, spec in RuntimeSettings.model_fields.items() if spec.annotation in (bool, bool | None))
 
 
 async def main(args: argparse.Namespace) -> None:
-    # The per-session engine loads first: once the process pool exists, onnxruntime refuses new sessions
-    # a pool of their own (sessions made before keep theirs).
+    # "off" loads first: once the process pool exists, onnxruntime refuses new sessions a pool of their
+    # own (sessions made before keep theirs), which matters when the switch is shared_thread_pool.
     engines = {
-        "per session": make_engine(Path(args.model_dir), max_batch_size=args.concurrency, decoder_spinning=False),
-        "shared": make_engine(Path(args.model_dir), max_batch_size=args.concurrency),
+        f"{args.setting}={value}": make_engine(
+            Path(args.model_dir), max_batch_size=args.concurrency, runtime={args.setting: value}
+        )
+        for value in (False, True)
     }
+    off, on = engines
     texts = bundled_texts(args.requests)
     params = GenerationParams(max_new_tokens=64)
 
@@ -56,12 +65,11 @@ async def main(args: argparse.Namespace) -> None:
         for engine in engines.values():
             await engine.stop(timeout_s=30)
     for name, values in result.rates.items():
-        print(f"{name:>28}: median {result.median(name):,.0f} tok/s  rounds {[round(v) for v in values]}")
+        print(f"{name:>48}: median {result.median(name):,.0f} tok/s  rounds {[round(v) for v in values]}")
     for mode in (f"{args.concurrency} concurrent", "one at a time"):
-        a, b = f"shared, {mode}", f"per session, {mode}"
+        a, b = f"{on}, {mode}", f"{off}, {mode}"
         low, high = result.spread(a, b)
-        ratio = result.ratio(a, b)
-        print(f"shared / per session, {mode}: {ratio:.2f}x (median of per-round ratios; {low:.2f}-{high:.2f})")
+        print(f"on / off, {mode}: {result.ratio(a, b):.2f}x (median of per-round ratios; {low:.2f}-{high:.2f})")
     for name in engines:
         a, b = f"{name}, {args.concurrency} concurrent", f"{name}, one at a time"
         low, high = result.spread(a, b)
@@ -70,6 +78,7 @@ async def main(args: argparse.Namespace) -> None:
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--setting", choices=SWITCHES, default="shared_thread_pool")
     parser.add_argument("--model-dir", default="models/normalize/1")
     parser.add_argument("--concurrency", type=int, default=32)
     parser.add_argument("--requests", type=int, default=256)

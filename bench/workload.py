@@ -39,15 +39,19 @@ class Run:
 
 
 def make_engine(model_dir: Path, *, max_batch_size: int, variant: str | None = None, device: str = "cpu",
-                threads: int = THREADS, max_wait_ms: float = 0.0, decoder_spinning: bool | None = None) -> Engine:
+                threads: int = THREADS, max_wait_ms: float = 0.0, decoder_spinning: bool | None = None,
+                runtime: dict[str, object] | None = None) -> Engine:
     """An engine configured as `python -m service` runs one, except the batch limits: its sessions share
     the process's thread pool. `decoder_spinning` True or False gives each session a pool of its own,
-    the decoder's spinning as said (in a process where the shared pool exists, onnxruntime refuses)."""
-    runtime = RuntimeSettings(intra_op_threads=threads, shared_thread_pool=True)
+    the decoder's spinning as said (in a process where the shared pool exists, onnxruntime refuses);
+    `runtime` overrides any other RuntimeSettings field."""
+    settings = RuntimeSettings(intra_op_threads=threads, shared_thread_pool=True)
     if decoder_spinning is not None:
-        runtime = runtime.model_copy(update={"shared_thread_pool": False, "decoder_allow_spinning": decoder_spinning})
+        settings = settings.model_copy(update={"shared_thread_pool": False, "decoder_allow_spinning": decoder_spinning})
+    if runtime:
+        settings = RuntimeSettings.model_validate({**settings.model_dump(), **runtime})
     return Engine(
-        model_dir, variant=variant, device=device, runtime=runtime,
+        model_dir, variant=variant, device=device, runtime=settings,
         batching=BatchingSettings(max_batch_size=max_batch_size, max_queue=4096, max_wait_ms=max_wait_ms,
                                   max_tokens_in_flight=10**9),
     )

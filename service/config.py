@@ -30,7 +30,7 @@ class RuntimeSettings(BaseModel):
     # True: both sessions run on onnxruntime's one process-wide pool of spinning intra-op threads. The
     # encoder and decoder alternate within every step; with a pool each, the idle pool's spinning
     # threads took the busy one's cores, so each pool had to stop spinning, and waking threads costs
-    # every small operator (2 cores, bundled model, `bench/thread_pool.py`: 1.41x tok/s at 32
+    # every small operator (2 cores, bundled model, `bench/runtime_ab.py`: 1.41x tok/s at 32
     # concurrent, 1.34x one at a time; HTTP 3,212 -> 4,131). The pool belongs to the process: its first user sizes it
     # (`intra_op_threads`, `inter_op_threads`), and once it exists onnxruntime refuses a pool of its
     # own to every other session in the process. Hence None (the default): on in atento's own server
