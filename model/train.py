@@ -68,9 +68,8 @@ def learning_rate_factor(step: int, warmup: int, total: int = 0, cooldown: int =
     the optimum; annealing to zero lets them settle (Hägele et al., 2024)."""
     step = max(step, 1)
     factor = min(step / warmup, math.sqrt(warmup / step))
-    cooldown_start = total - cooldown
-    if cooldown > 0 and step > cooldown_start:
-        factor *= max(0.0, (total - step + 1) / cooldown)
+    if cooldown > 0 and step > total - cooldown:
+        factor *= (total - step + 1) / cooldown  # the last step still learns, at 1/cooldown
     return factor
 
 
