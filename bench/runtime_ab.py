@@ -3,8 +3,7 @@
 and one request at a time, alternating.
 
     PYTHONPATH=. python bench/runtime_ab.py --setting shared_thread_pool --requests 256 --rounds 4
-    PYTHONPATH=. python bench/runtime_ab.py --setting io_binding
-    PYTHONPATH=. python bench/runtime_ab.py --setting stop_spinning_between_runs
+    PYTHONPATH=. python bench/runtime_ab.py --setting decoder_allow_spinning
 
 shared_thread_pool off is a pool per session with spinning off (the library default).
 """
