@@ -133,6 +133,9 @@ def create_app(settings: ServiceSettings, engine: Any | None = None) -> FastAPI:
         lifespan=lifespan,
         docs_url="/docs",
         redoc_url=None,
+        # Metrics are Prometheus (/metrics). FastAPI's own OpenTelemetry instrumentation, left on, looks
+        # up the global OpenTelemetry providers on every request even when none is configured.
+        telemetry={"tracing": False, "metrics": False, "logs": False},
     )
     app.state.settings = settings
     app.state.engine = engine
@@ -146,10 +149,11 @@ def create_app(settings: ServiceSettings, engine: Any | None = None) -> FastAPI:
     install_error_handlers(app)
     app.add_middleware(RequestContextMiddleware, metrics=metrics, max_body_bytes=settings.max_body_bytes)
     static_dir = settings.static_dir or DEFAULT_STATIC_DIR
-    app.include_router(health_router)
-    app.include_router(build_info_router())
+    # Routing tries routes in order, so the per-request hot paths come first.
     app.include_router(generate_router)
     app.include_router(attention_router)
+    app.include_router(health_router)
+    app.include_router(build_info_router())
     app.include_router(build_viewer_router(static_dir))
     if static_dir.is_dir():
         app.mount("/static", StaticFiles(directory=static_dir), name="static")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import itertools
 import logging
 import random
 import threading
@@ -126,6 +127,8 @@ class Engine:
         self._runner_factory = runner_factory
         self._clock = clock
         self._scheduler = Scheduler(BatchPolicy.from_settings(self.batching))
+        # Ids unique within this engine; a counter, because uuid4 reads os.urandom, a system call per request.
+        self._request_numbers = itertools.count(1)
         self._lock = threading.Lock()  # guards the scheduler and _entries (event loop vs worker thread)
         self._wake = threading.Condition(self._lock)
         self._entries: dict[str, _Entry] = {}
@@ -317,7 +320,12 @@ class Engine:
         if params.do_sample and seed is None:
             seed = random.SystemRandom().getrandbits(63)
         request = Request(
-            uuid.uuid4().hex, source_ids, clipped, seed=seed, attention=attention, forced_target=target_ids
+            f"r{next(self._request_numbers)}",
+            source_ids,
+            clipped,
+            seed=seed,
+            attention=attention,
+            forced_target=target_ids,
         )
         return request, params.num_beams
 

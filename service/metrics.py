@@ -48,6 +48,7 @@ class Metrics:
     def __init__(self, stats: Callable[[], tuple[int, int]] | None = None) -> None:
         self.registry = CollectorRegistry(auto_describe=True)
         r = self.registry
+        self._request_children: dict[tuple[str, int], tuple[Counter, Histogram]] = {}
         self.requests = Counter(
             "atento_requests",
             "HTTP requests answered, by route template and status code.",
@@ -154,8 +155,18 @@ class Metrics:
         return generate_latest(self.registry)
 
     def observe_request(self, *, route: str, status: int, duration_s: float) -> None:
-        self.requests.labels(route=route, status=str(status)).inc()
-        self.request_duration.labels(route=route).observe(duration_s)
+        # labels() validates and looks its child up under a lock each time; the (route template, status)
+        # pairs are few, so their children are kept.
+        children = self._request_children.get((route, status))
+        if children is None:
+            children = (
+                self.requests.labels(route=route, status=str(status)),
+                self.request_duration.labels(route=route),
+            )
+            self._request_children[(route, status)] = children
+        count, duration = children
+        count.inc()
+        duration.observe(duration_s)
 
     def reject(self, reason: str) -> None:
         self.rejected.labels(reason=reason).inc()

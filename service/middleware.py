@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import json
 import logging
+import random
 import re
 import time
-import uuid
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -48,6 +48,9 @@ class RequestContextMiddleware:
         self.app = app
         self.metrics = metrics
         self.max_body_bytes = max_body_bytes
+        # uuid4-sized ids from a generator seeded once from os.urandom: uuid4 makes a system call per
+        # request, and the event loop thread is the one that pays for it.
+        self._request_ids = random.Random()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -55,7 +58,7 @@ class RequestContextMiddleware:
             return
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
         given = headers.get("x-request-id", "")
-        request_id = given if _REQUEST_ID.match(given) else uuid.uuid4().hex
+        request_id = given if _REQUEST_ID.match(given) else f"{self._request_ids.getrandbits(128):032x}"
         token = request_id_var.set(request_id)
         scope.setdefault("state", {})["request_id"] = request_id
         started = time.perf_counter()
