@@ -35,12 +35,18 @@ async def results_or_disconnect(handles: Sequence[RequestHandle], receive: Recei
         ClientDisconnected: the client went away first (each handle was cancelled with "disconnect").
         ServingError: from the first handle that failed (DeadlineExceeded, InferenceFailed).
     """
-    gathered = asyncio.ensure_future(asyncio.gather(*(handle.result() for handle in handles)))
+    # One input per HTTP call is the common case: its result is awaited as it is, without a gather.
+    single = len(handles) == 1
+    gathered = (
+        asyncio.ensure_future(handles[0].result())
+        if single
+        else asyncio.gather(*(handle.result() for handle in handles))
+    )
     watcher = asyncio.ensure_future(wait_for_disconnect(receive))
     try:
         done, _ = await asyncio.wait({gathered, watcher}, return_when=asyncio.FIRST_COMPLETED)
         if gathered in done:
-            return list(gathered.result())
+            return [gathered.result()] if single else list(gathered.result())
         for handle in handles:
             handle.cancel("disconnect")
         raise ClientDisconnected()

@@ -50,9 +50,11 @@ class RequestHandle:
             raise RuntimeError("this request was submitted with stream=False: await result() instead")
         return self._stream()
 
-    async def result(self) -> GenerationResult:
-        """The final result. Raises InferenceFailed / DeadlineExceeded; CancelledError once cancelled."""
-        return await asyncio.shield(self._result)
+    def result(self) -> asyncio.Future[GenerationResult]:
+        """Await it for the final result. Raises InferenceFailed / DeadlineExceeded; CancelledError once
+        cancelled. A future rather than a coroutine, so that gathering many handles creates no tasks;
+        cancelling the awaiting caller leaves the request running (cancel() stops it)."""
+        return asyncio.shield(self._result)
 
     def cancel(self, reason: str = "disconnect") -> None:
         """Free this request's batch slot at the next step (no-op once finished)."""

@@ -76,8 +76,8 @@ class FakeHandle:
                 return
             yield event
 
-    async def result(self) -> GenerationResult:
-        return await asyncio.shield(self._result)
+    def result(self) -> asyncio.Future[GenerationResult]:
+        return asyncio.shield(self._result)
 
     def cancel(self, reason: str = "disconnect") -> None:
         if self.cancel_reason is None and not self._result.done():
