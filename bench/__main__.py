@@ -66,8 +66,13 @@ async def run(args: argparse.Namespace) -> list[Figure]:
         sizes = batch_sizes if "peers" in chosen else (1, 32)
         figures += await peers.run(models, batch_sizes=sizes, rounds=rounds, decoder_spinning=spin)
     if "http" in chosen:
-        figures += await http_path.run(args.model_dir, texts, concurrency=saturation, rounds=rounds,
-                                       decoder_spinning=spin)
+        # The bar's figure at saturation (twice as many clients as batch rows), then the same batch
+        # with one client per row, where each request's HTTP round trip also leaves its row empty.
+        per_client = 6 if args.quick else 12
+        for clients, memory in ((2 * saturation, True), (saturation, False)):
+            figures += await http_path.run(args.model_dir, bundled_texts(clients * per_client), clients=clients,
+                                           max_batch_size=saturation, rounds=rounds, decoder_spinning=spin,
+                                           memory=memory)
     if "attention" in chosen:
         figures += await engine_variants.attention_cost(args.model_dir, texts, concurrency=saturation, rounds=rounds,
                                                         decoder_spinning=spin)

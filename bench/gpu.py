@@ -45,9 +45,9 @@ async def run(args: argparse.Namespace) -> list[Figure]:
             finally:
                 await engine.stop(timeout_s=30)
         for variant in ("fp32", "fp16"):
-            figures += await http_path.run(model.model_dir, bundled_texts(192) if not exact else base_sources(192),
-                                           concurrency=32, rounds=rounds, device="cuda", variant=variant,
-                                           max_new_tokens=max_new_tokens)
+            texts = bundled_texts(64 * 12) if not exact else base_sources(64 * 12)
+            figures += await http_path.run(model.model_dir, texts, clients=64, max_batch_size=32, rounds=rounds,
+                                           device="cuda", variant=variant, max_new_tokens=max_new_tokens)
     figures += await engine_variants.attention_cost(args.model_dir, bundled_texts(192), concurrency=32,
                                                     rounds=rounds, label="bundled cuda", device="cuda")
     return figures
