@@ -14,9 +14,10 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
-from fastapi import FastAPI
+from fastapi import Depends, FastAPI
 from fastapi.staticfiles import StaticFiles
 
+from service.auth import require_api_key
 from service.engine import Engine
 from service.http_errors import install_error_handlers
 from service.metrics import Metrics
@@ -149,11 +150,14 @@ def create_app(settings: ServiceSettings, engine: Any | None = None) -> FastAPI:
     install_error_handlers(app)
     app.add_middleware(RequestContextMiddleware, metrics=metrics, max_body_bytes=settings.max_body_bytes)
     static_dir = settings.static_dir or DEFAULT_STATIC_DIR
+    # Without keys there is no check to run: FastAPI solving even an empty dependency costs each request
+    # about a tenth of the app's own time.
+    keyed = [Depends(require_api_key)] if app.state.api_keys else []
     # Routing tries routes in order, so the per-request hot paths come first.
-    app.include_router(generate_router)
-    app.include_router(attention_router)
+    app.include_router(generate_router, dependencies=keyed)
+    app.include_router(attention_router, dependencies=keyed)
     app.include_router(health_router)
-    app.include_router(build_info_router())
+    app.include_router(build_info_router(), dependencies=keyed)
     app.include_router(build_viewer_router(static_dir))
     if static_dir.is_dir():
         app.mount("/static", StaticFiles(directory=static_dir), name="static")

@@ -8,18 +8,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, Response
 
 from service.attention_layout import attention_body
-from service.auth import require_api_key
 from service.disconnect import results_or_disconnect
 from service.engine import AttentionSpec
 from service.errors import InvalidInput
 from service.routes_generate import ERROR_RESPONSES, generation_params, ready_engine
 from service.schemas import AttentionRequest, AttentionResponse
 
-router = APIRouter(dependencies=[Depends(require_api_key)], tags=["attention"])
+router = APIRouter(tags=["attention"])  # service/app.py adds the API-key check when keys are set
 
 _LAYER_COUNT_KEYS = {
     "encoder": "n_encoder_layers",

@@ -9,10 +9,9 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter, Request
 from fastapi.responses import FileResponse, JSONResponse, RedirectResponse, Response
 
-from service.auth import require_api_key
 from service.errors import ModelNotReady
 from service.routes_generate import ERROR_RESPONSES
 from service.schemas import InfoResponse
@@ -59,7 +58,7 @@ def info_body(engine: Any, settings: ServiceSettings) -> dict[str, Any]:
 
 
 def build_info_router() -> APIRouter:
-    router = APIRouter(dependencies=[Depends(require_api_key)], tags=["info"])
+    router = APIRouter(tags=["info"])  # service/app.py adds the API-key check when keys are set
 
     @router.get(
         "/info",
