@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from fake_runner import EOS, FakeRunner, FakeTokenizer
 
-from service.batch import BatchExecutor, ModelShape, Request, SpecialIds, StepFailed
+from service.batch import _SPARSE_STEPS_BEFORE_COMPACTING, BatchExecutor, ModelShape, Request, SpecialIds, StepFailed
 from service.generation import GenerationParams
 from service.runner import KvCache
 from service.scheduler import BatchPolicy, PendingRequest, Scheduler, StepResults
@@ -65,6 +65,33 @@ def test_a_departed_row_stays_masked_then_a_joiner_reuses_it_in_place(monkeypatc
         outcome = executor.step([])
     results.update({k: v.token_ids for k, v in outcome.results.items()})
     assert results == {**sources, "f": [40, 41]}
+
+
+def test_rows_left_by_requests_finishing_together_wait_for_joiners_then_go(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Half the batch finishing at once is no reason to copy it: the next arrivals take those rows.
+    Rows that nobody takes are dropped a few steps later."""
+    runner = FakeRunner()
+    executor = make(runner)
+    longs = [request(f"long{i}", [10] * 12, max_new_tokens=20) for i in range(4)]
+    executor.step([request(f"short{i}", [20]) for i in range(4)] + longs)
+    outcome = executor.step([])
+    assert sorted(outcome.results) == [f"short{i}" for i in range(4)]  # 4 dead rows of 8
+    with monkeypatch.context() as patched:
+        patched.setattr(KvCache, "filter", None)  # not compacted meanwhile...
+        patched.setattr(KvCache, "concatenate", None)  # ...and the joiners take the dead rows in place
+        executor.step([])
+        outcome = executor.step([request(f"late{i}", [30, 31]) for i in range(4)])
+    assert runner.decode_calls[-3:] == [8, 8, 8]
+    results = {k: v.token_ids for k, v in outcome.results.items()}
+    finished_at = None
+    while runner.decode_calls[-1] == 8 and len(runner.decode_calls) < 40:
+        outcome = executor.step([])
+        results.update({k: v.token_ids for k, v in outcome.results.items()})
+        if finished_at is None and "late0" in outcome.results:
+            finished_at = len(runner.decode_calls)
+    assert finished_at is not None and runner.decode_calls[-1] == 4
+    assert len(runner.decode_calls) - finished_at == _SPARSE_STEPS_BEFORE_COMPACTING
+    assert {k: results[k] for k in results if k.startswith("late")} == {f"late{i}": [30, 31] for i in range(4)}
 
 
 def test_a_batch_that_never_empties_keeps_a_bounded_cache() -> None:
