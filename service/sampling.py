@@ -11,11 +11,13 @@ import numpy as np
 
 from service.generation import GenerationParams
 
+_FLOAT32_MAX = float(np.finfo(np.float32).max)
+
 
 def log_softmax(logits: np.ndarray) -> np.ndarray:
-    """Row-wise log-softmax in float32, (..., V) -> (..., V)."""
+    """Row-wise log-softmax in the logits' own float type, (..., V) -> (..., V)."""
     shifted = logits - logits.max(axis=-1, keepdims=True)
-    return (shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))).astype(np.float32, copy=False)
+    return (shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))).astype(logits.dtype, copy=False)
 
 
 def apply_repetition_penalty(logits: np.ndarray, previous: Sequence[int], penalty: float) -> np.ndarray:
@@ -24,8 +26,11 @@ def apply_repetition_penalty(logits: np.ndarray, previous: Sequence[int], penalt
         return logits
     ids = np.unique(np.asarray(previous, dtype=np.int64))
     out = logits.copy()
-    picked = out[..., ids]
-    out[..., ids] = np.where(picked > 0, picked / penalty, picked * penalty)
+    picked = out[..., ids].astype(np.float64)
+    # Any positive finite penalty is valid; an extreme one must leave a finite float32 logit, not inf.
+    with np.errstate(over="ignore"):
+        penalized = np.where(picked > 0, picked / penalty, picked * penalty)
+    out[..., ids] = np.clip(penalized, -_FLOAT32_MAX, _FLOAT32_MAX)
     return out
 
 
@@ -34,7 +39,7 @@ def top_k_filter(logits: np.ndarray, k: int) -> np.ndarray:
     if k >= logits.shape[-1]:
         return logits
     kth = np.partition(logits, -k)[-k]
-    return np.where(logits >= kth, logits, -np.inf).astype(np.float32)
+    return np.where(logits >= kth, logits, -np.inf).astype(logits.dtype, copy=False)
 
 
 def top_p_filter(logits: np.ndarray, p: float) -> np.ndarray:
@@ -47,7 +52,7 @@ def top_p_filter(logits: np.ndarray, p: float) -> np.ndarray:
     keep_sorted = (np.cumsum(probs) - probs) < p
     keep = np.zeros_like(keep_sorted)
     keep[order] = keep_sorted
-    return np.where(keep, logits, -np.inf).astype(np.float32)
+    return np.where(keep, logits, -np.inf).astype(logits.dtype, copy=False)
 
 
 class TokenChooser:
@@ -84,12 +89,16 @@ class TokenChooser:
         scores = self.process(logits, previous)
         if self._rng is None:
             return int(np.argmax(scores))  # first maximum = lowest id on ties
-        scores = scores / np.float32(self.params.temperature)
+        # Any positive temperature is valid, down to 5e-324: scaled from the top logit in float64, a tiny
+        # one sends every other logit to -inf (probability 0, almost greedy), never to +inf or NaN.
+        scores = scores.astype(np.float64)
+        with np.errstate(over="ignore"):
+            scores = (scores - scores.max()) / self.params.temperature
         if self.params.top_k is not None:
             scores = top_k_filter(scores, self.params.top_k)
         if self.params.top_p is not None:
             scores = top_p_filter(scores, self.params.top_p)
-        probs = np.exp(log_softmax(scores).astype(np.float64))
+        probs = np.exp(scores - scores.max())  # unnormalised: the draw below scales by the total
         # Inverse CDF with one uniform draw per step: the draw sequence depends on the seed alone.
         cdf = np.cumsum(probs)
         token = int(np.searchsorted(cdf, self._rng.random() * cdf[-1], side="right"))

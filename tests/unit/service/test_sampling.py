@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -47,3 +49,15 @@ def test_reported_logprob_is_the_models() -> None:
     token, logprob = TokenChooser(GenerationParams(temperature=0.5, do_sample=True), seed=3).choose(logits, [])
     expected = logits[token] - np.log(np.exp(logits).sum())
     assert abs(logprob - expected) < 1e-5
+
+
+def test_extreme_but_valid_temperature_and_penalty_stay_finite() -> None:
+    logits = np.array([1.0, 3.0, 2.0], dtype=np.float32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no overflow or division by zero on the way
+        for penalty in (5e-324, 1e308):
+            penalized = apply_repetition_penalty(logits, [0, 1], penalty)
+            assert np.isfinite(penalized).all() and penalized[2] == 2.0  # an id not generated is untouched
+        for temperature, filters in ((1e-50, {}), (5e-324, {}), (5e-324, {"top_k": 2, "top_p": 0.9})):
+            cold = TokenChooser(GenerationParams(do_sample=True, temperature=temperature, **filters), seed=0)
+            assert {cold.choose(logits, [])[0] for _ in range(20)} == {1}  # as good as greedy
