@@ -12,11 +12,9 @@ concurrent (28 rows, 31 cached positions, 44 source positions), the column write
 from __future__ import annotations
 
 import argparse
+import asyncio
 import logging
 import math
-import statistics
-import tempfile
-import time
 import warnings
 from pathlib import Path
 
@@ -24,8 +22,8 @@ import numpy as np
 import torch
 from torch import nn
 
-from bench.kv_layout import SHAPES, session
-from model.checkpoint import load_checkpoint
+from bench.kv_layout import SHAPES, parse_args, random_caches, shipped_and_exported
+from bench.workload import alternate, timed
 from model.transformer import Transformer
 
 SPARE = 8  # buffer columns beyond the cached ones: the runner would grow the buffer by this many at a time
@@ -98,20 +96,13 @@ def export_in_place(model: Transformer, path: Path) -> None:
 
 
 def main(args: argparse.Namespace) -> None:
-    model = load_checkpoint(Path(args.checkpoint)).model.eval()
-    c = model.config
-    layers, heads, head_dim = c.n_decoder_layers, c.n_heads, c.head_dim
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "decoder_in_place.onnx"
-        export_in_place(model, path)
-        shipped = session(Path(args.model_dir) / "decoder.onnx", args.threads)
-        in_place = session(path, args.threads)
+    with shipped_and_exported(args, export_in_place) as (model, shipped, in_place):
+        c = model.config
+        layers, heads, head_dim = c.n_decoder_layers, c.n_heads, c.head_dim
         rng = np.random.default_rng(0)
         for rows, past, source in SHAPES:
             tgt, positions = rng.integers(5, c.vocab_size, (rows, 1)), np.full((rows, 1), past)
-            cache = {name: rng.standard_normal((layers, rows, heads, length, head_dim)).astype(np.float32)
-                     for name, length in (("past_keys", past), ("past_values", past),
-                                          ("cross_keys", source), ("cross_values", source))}
+            cache = random_caches(rng, model, rows, past, source)
             src_mask = np.ones((rows, source), bool)
             shipped_feeds = {"tgt": tgt, "tgt_positions": positions, "self_mask": np.ones((rows, past + 1), bool),
                              "src_mask": src_mask, **cache}
@@ -129,32 +120,24 @@ def main(args: argparse.Namespace) -> None:
             assert np.abs(reference[0] - logits).max() < 1e-4, np.abs(reference[0] - logits).max()
             assert np.abs(reference[1][:, :, :, past:] - new_keys).max() < 1e-5
 
-            def in_place_step(feeds: dict[str, np.ndarray] = in_place_feeds, at: int = past) -> None:
-                _, keys, values = in_place.run(None, feeds)
-                feeds["past_keys"][:, :, :, at] = keys[:, :, :, 0]  # the runner's share: write the new column
-                feeds["past_values"][:, :, :, at] = values[:, :, :, 0]
+            def in_place_steps(feeds: dict[str, np.ndarray] = in_place_feeds, at: int = past) -> int:
+                for _ in range(args.steps):
+                    _, keys, values = in_place.run(None, feeds)
+                    feeds["past_keys"][:, :, :, at] = keys[:, :, :, 0]  # the runner's share: write the new column
+                    feeds["past_values"][:, :, :, at] = values[:, :, :, 0]
+                return args.steps
 
-            def shipped_step(feeds: dict[str, np.ndarray] = shipped_feeds) -> None:
-                shipped.run(["logits", "present_keys", "present_values"], feeds)
+            def shipped_steps(feeds: dict[str, np.ndarray] = shipped_feeds) -> int:
+                for _ in range(args.steps):
+                    shipped.run(["logits", "present_keys", "present_values"], feeds)
+                return args.steps
 
-            times: dict[str, list[float]] = {"shipped": [], "in place": []}
-            for _ in range(args.rounds):
-                for name, step in (("shipped", shipped_step), ("in place", in_place_step)):
-                    started = time.perf_counter()
-                    for _ in range(args.steps):
-                        step()
-                    times[name].append((time.perf_counter() - started) / args.steps * 1e3)
-            ratio = statistics.median(s / p for s, p in zip(times["shipped"], times["in place"], strict=True))
+            result = asyncio.run(alternate({"shipped": timed(shipped_steps), "in place": timed(in_place_steps)},
+                                           rounds=args.rounds))
             print(f"{rows} rows, {past} cached (+{SPARE} spare), {source} source: shipped "
-                  f"{statistics.median(times['shipped']):.3f} ms, in place {statistics.median(times['in place']):.3f}"
-                  f" ms per step; shipped / in place {ratio:.2f}x")
+                  f"{1e3 / result.median('shipped'):.3f} ms, in place {1e3 / result.median('in place'):.3f} ms "
+                  f"per step; shipped / in place {result.ratio('in place', 'shipped'):.2f}x")
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--checkpoint", default="runs/normalize")
-    parser.add_argument("--model-dir", default="models/normalize/1")
-    parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--steps", type=int, default=200)
-    main(parser.parse_args())
+    main(parse_args(__doc__))

@@ -10,11 +10,13 @@ concurrent (28 rows, 31 cached positions, 44 source positions), alternating.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
 import statistics
 import tempfile
 import time
 import warnings
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import numpy as np
@@ -80,22 +82,35 @@ def session(path: Path, threads: int) -> ort.InferenceSession:
     return ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
 
 
-def main(args: argparse.Namespace) -> None:
+@contextlib.contextmanager
+def shipped_and_exported(args: argparse.Namespace, export: Callable[[Transformer, Path], None]
+                         ) -> Iterator[tuple[Transformer, ort.InferenceSession, ort.InferenceSession]]:
+    """The checkpoint's model, a session of the shipped decoder.onnx and one of the decoder `export` writes."""
     model = load_checkpoint(Path(args.checkpoint)).model.eval()
-    c = model.config
-    layers, heads, head_dim = c.n_decoder_layers, c.n_heads, c.head_dim
     with tempfile.TemporaryDirectory() as tmp:
-        per_layer_path = Path(tmp) / "decoder_per_layer.onnx"
-        export_per_layer(model, per_layer_path)
-        stacked = session(Path(args.model_dir) / "decoder.onnx", args.threads)
-        per_layer = session(per_layer_path, args.threads)
+        path = Path(tmp) / "decoder_variant.onnx"
+        export(model, path)
+        yield model, session(Path(args.model_dir) / "decoder.onnx", args.threads), session(path, args.threads)
+
+
+def random_caches(rng: np.random.Generator, model: Transformer, rows: int, past: int, source: int
+                  ) -> dict[str, np.ndarray]:
+    """Stacked (L, B, H, length, Dh) past and cross keys and values, as the shipped decoder takes them."""
+    c = model.config
+    return {name: rng.standard_normal((c.n_decoder_layers, rows, c.n_heads, length, c.head_dim)).astype(np.float32)
+            for name, length in (("past_keys", past), ("past_values", past),
+                                 ("cross_keys", source), ("cross_values", source))}
+
+
+def main(args: argparse.Namespace) -> None:
+    with shipped_and_exported(args, export_per_layer) as (model, stacked, per_layer):
+        c = model.config
+        layers = c.n_decoder_layers
         rng = np.random.default_rng(0)
         for rows, past, source in SHAPES:
             common = {"tgt": rng.integers(5, c.vocab_size, (rows, 1)), "tgt_positions": np.full((rows, 1), past),
                       "self_mask": np.ones((rows, past + 1), bool), "src_mask": np.ones((rows, source), bool)}
-            caches = {name: rng.standard_normal((layers, rows, heads, length, head_dim)).astype(np.float32)
-                      for name, length in (("past_keys", past), ("past_values", past),
-                                           ("cross_keys", source), ("cross_values", source))}
+            caches = random_caches(rng, model, rows, past, source)
             stacked_feeds = {**common, **caches}
             split_feeds = dict(common)
             for name, array in caches.items():
@@ -118,11 +133,16 @@ def main(args: argparse.Namespace) -> None:
                   f"per layer {per_layer_ms:.3f} ms per step; stacked / per layer {ratio:.2f}x")
 
 
-if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def parse_args(description: str | None) -> argparse.Namespace:
+    """The options of the decoder-graph benchmarks (this one and bench/kv_in_place.py)."""
+    parser = argparse.ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--checkpoint", default="runs/normalize")
     parser.add_argument("--model-dir", default="models/normalize/1")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--steps", type=int, default=200)
-    main(parser.parse_args())
+    return parser.parse_args()
+
+
+if __name__ == "__main__":
+    main(parse_args(__doc__))
