@@ -1,7 +1,10 @@
-"""Does the decoder graph's stacked KV cache cost time? The bundled checkpoint's decoder exported a second
-time with one cache input and output per layer (no Split/Squeeze/Unsqueeze/stacking Concat), timed
-against the shipped decoder.onnx on the same inputs, at batch 1 and at the running batch's shapes at 32
-concurrent (28 rows, 31 cached positions, 44 source positions), alternating.
+"""What the decoder graph's cache layout costs. Model directories before format 2 had a decoder that took
+every layer's cache stacked in one tensor and returned the whole cache with the new column appended, so
+each step copied the cache three times (split per layer, concatenated with the new column, stacked
+again). The shipped decoder (format 2) reads one buffer per layer with spare columns and returns only
+the new column, which the runner writes into the buffer. This exports the bundled checkpoint's decoder
+the old way a second time and times both on the same inputs, alternating, the column write included,
+at batch 1 and at the running batch's shape at 32 concurrent (28 rows, 31 cached positions, 44 source).
 
     PYTHONPATH=. python bench/kv_layout.py --checkpoint runs/normalize --model-dir models/normalize/1
 """
@@ -10,13 +13,10 @@ concurrent (28 rows, 31 cached positions, 44 source positions), alternating.
 from __future__ import annotations
 
 import argparse
-import contextlib
+import asyncio
 import logging
-import statistics
 import tempfile
-import time
 import warnings
-from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import numpy as np
@@ -24,54 +24,51 @@ import onnxruntime as ort
 import torch
 from torch import nn
 
+from bench.workload import alternate, timed
 from model.checkpoint import load_checkpoint
 from model.transformer import Transformer
 
 SHAPES = ((1, 10, 21), (28, 31, 44))  # (rows, cached positions, source positions)
+SPARE = 16  # the buffer's spare columns, as service/runner.py allocates them
 
 
-class PerLayerDecoder(nn.Module):
-    """`Transformer.decode_step` with each layer's past keys/values and cross keys/values as separate tensors."""
+class StackedDecoder(nn.Module):
+    """The format-1 decoder: stacked (L, B, H, P, Dh) caches in, the whole cache with the new column out."""
 
     def __init__(self, model: Transformer) -> None:
         super().__init__()
         self.model = model
-        self.layers = model.config.n_decoder_layers
 
-    def forward(self, tgt: torch.Tensor, positions: torch.Tensor, self_mask: torch.Tensor, src_mask: torch.Tensor,
-                *caches: torch.Tensor) -> tuple[torch.Tensor, ...]:
-        n = self.layers
-        past_k, past_v, cross_k, cross_v = (list(caches[i * n:(i + 1) * n]) for i in range(4))
-        out = self.model.decode_step(tgt, positions, self_mask, past_k, past_v, cross_k, cross_v, src_mask)
-        return (out.logits, *out.present_keys.unbind(0), *out.present_values.unbind(0))
-
-
-def cache_names(prefix: str, layers: int) -> list[str]:
-    return [f"{prefix}.{i}" for i in range(layers)]
+    def forward(self, tgt: torch.Tensor, positions: torch.Tensor, self_mask: torch.Tensor, past_keys: torch.Tensor,
+                past_values: torch.Tensor, cross_keys: torch.Tensor, cross_values: torch.Tensor,
+                src_mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        out = self.model.decode_step(tgt, positions, self_mask, past_keys, past_values, cross_keys, cross_values,
+                                     src_mask)
+        return out.logits, out.present_keys, out.present_values
 
 
-def export_per_layer(model: Transformer, path: Path) -> None:
+def export_stacked(model: Transformer, path: Path) -> None:
     c = model.config
     batch, src, past, new = 3, 7, 4, 2
-    heads, head_dim, layers = c.n_heads, c.head_dim, c.n_decoder_layers
+    cache = (c.n_decoder_layers, batch, c.n_heads)
     positions = torch.arange(past, past + new).expand(batch, new).contiguous()
     args = (torch.randint(5, c.vocab_size, (batch, new)), positions,
-            torch.ones(batch, past + new, dtype=torch.bool), torch.ones(batch, src, dtype=torch.bool),
-            *[torch.randn(batch, heads, past, head_dim) for _ in range(2 * layers)],
-            *[torch.randn(batch, heads, src, head_dim) for _ in range(2 * layers)])
+            torch.ones(batch, past + new, dtype=torch.bool), torch.randn(*cache, past, c.head_dim),
+            torch.randn(*cache, past, c.head_dim), torch.randn(*cache, src, c.head_dim),
+            torch.randn(*cache, src, c.head_dim), torch.ones(batch, src, dtype=torch.bool))
     dim = torch.export.Dim
     b, s, t, p = dim("batch", min=1), dim("src_len", min=1), dim("tgt_len", min=1), dim("past_len", min=0)
     shapes = {"tgt": {0: b, 1: t}, "positions": {0: b, 1: t}, "self_mask": {0: b, 1: dim.AUTO},
-              "src_mask": {0: b, 1: s}, "caches": tuple([{0: b, 2: p}] * (2 * layers) + [{0: b, 2: s}] * (2 * layers))}
-    prefixes = ("past_keys", "past_values", "cross_keys", "cross_values")
-    inputs = ["tgt", "tgt_positions", "self_mask", "src_mask"]
-    inputs += [name for prefix in prefixes for name in cache_names(prefix, layers)]
-    outputs = ["logits", *cache_names("present_keys", layers), *cache_names("present_values", layers)]
+              "past_keys": {1: b, 3: p}, "past_values": {1: b, 3: p}, "cross_keys": {1: b, 3: s},
+              "cross_values": {1: b, 3: s}, "src_mask": {0: b, 1: s}}
     with warnings.catch_warnings(), torch.no_grad():
         warnings.simplefilter("ignore")
         logging.getLogger("torch.onnx").setLevel(logging.ERROR)
-        program = torch.onnx.export(PerLayerDecoder(model).eval(), args, dynamo=True, opset_version=18,
-                                    input_names=inputs, output_names=outputs, dynamic_shapes=shapes, optimize=True)
+        program = torch.onnx.export(
+            StackedDecoder(model).eval(), args, dynamo=True, opset_version=18, dynamic_shapes=shapes, optimize=True,
+            input_names=["tgt", "tgt_positions", "self_mask", "past_keys", "past_values", "cross_keys",
+                         "cross_values", "src_mask"],
+            output_names=["logits", "present_keys", "present_values"])
     program.save(str(path))
 
 
@@ -82,67 +79,63 @@ def session(path: Path, threads: int) -> ort.InferenceSession:
     return ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
 
 
-@contextlib.contextmanager
-def shipped_and_exported(args: argparse.Namespace, export: Callable[[Transformer, Path], None]
-                         ) -> Iterator[tuple[Transformer, ort.InferenceSession, ort.InferenceSession]]:
-    """The checkpoint's model, a session of the shipped decoder.onnx and one of the decoder `export` writes."""
-    model = load_checkpoint(Path(args.checkpoint)).model.eval()
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "decoder_variant.onnx"
-        export(model, path)
-        yield model, session(Path(args.model_dir) / "decoder.onnx", args.threads), session(path, args.threads)
-
-
-def random_caches(rng: np.random.Generator, model: Transformer, rows: int, past: int, source: int
-                  ) -> dict[str, np.ndarray]:
-    """Stacked (L, B, H, length, Dh) past and cross keys and values, as the shipped decoder takes them."""
-    c = model.config
-    return {name: rng.standard_normal((c.n_decoder_layers, rows, c.n_heads, length, c.head_dim)).astype(np.float32)
-            for name, length in (("past_keys", past), ("past_values", past),
-                                 ("cross_keys", source), ("cross_values", source))}
-
-
 def main(args: argparse.Namespace) -> None:
-    with shipped_and_exported(args, export_per_layer) as (model, stacked, per_layer):
-        c = model.config
-        layers = c.n_decoder_layers
-        rng = np.random.default_rng(0)
-        for rows, past, source in SHAPES:
-            common = {"tgt": rng.integers(5, c.vocab_size, (rows, 1)), "tgt_positions": np.full((rows, 1), past),
-                      "self_mask": np.ones((rows, past + 1), bool), "src_mask": np.ones((rows, source), bool)}
-            caches = random_caches(rng, model, rows, past, source)
-            stacked_feeds = {**common, **caches}
-            split_feeds = dict(common)
-            for name, array in caches.items():
-                split_feeds.update({f"{name}.{i}": np.ascontiguousarray(array[i]) for i in range(layers)})
-            a = stacked.run(["logits", "present_keys"], stacked_feeds)
-            b = per_layer.run(["logits", "present_keys.0"], split_feeds)
-            assert np.abs(a[0] - b[0]).max() < 1e-4 and np.abs(a[1][0] - b[1]).max() < 1e-5
-            times: dict[str, list[float]] = {"stacked": [], "per layer": []}
-            for _ in range(args.rounds):
-                contenders = (("stacked", stacked, stacked_feeds, ["logits", "present_keys", "present_values"]),
-                              ("per layer", per_layer, split_feeds, None))
-                for name, sess, feeds, wanted in contenders:
-                    started = time.perf_counter()
-                    for _ in range(args.steps):
-                        sess.run(wanted, feeds)
-                    times[name].append((time.perf_counter() - started) / args.steps * 1e3)
-            ratio = statistics.median(s / p for s, p in zip(times["stacked"], times["per layer"], strict=True))
-            stacked_ms, per_layer_ms = statistics.median(times["stacked"]), statistics.median(times["per layer"])
-            print(f"{rows} rows, {past} cached, {source} source: stacked {stacked_ms:.3f} ms, "
-                  f"per layer {per_layer_ms:.3f} ms per step; stacked / per layer {ratio:.2f}x")
+    model = load_checkpoint(Path(args.checkpoint)).model.eval()
+    c = model.config
+    layers, heads, head_dim = c.n_decoder_layers, c.n_heads, c.head_dim
+    shipped = session(Path(args.model_dir) / "decoder.onnx", args.threads)
+    with tempfile.TemporaryDirectory() as tmp:
+        export_stacked(model, Path(tmp) / "stacked.onnx")
+        stacked = session(Path(tmp) / "stacked.onnx", args.threads)
+    rng = np.random.default_rng(0)
+    for rows, past, source in SHAPES:
+        cache = {name: rng.standard_normal((layers, rows, heads, length, head_dim)).astype(np.float32)
+                 for name, length in (("past_keys", past), ("past_values", past), ("cross_keys", source),
+                                      ("cross_values", source))}
+        common = {"tgt": rng.integers(5, c.vocab_size, (rows, 1)), "tgt_positions": np.full((rows, 1), past),
+                  "src_mask": np.ones((rows, source), bool)}
+        stacked_feeds = {**common, "self_mask": np.ones((rows, past + 1), bool), **cache}
+        buffers = {name: np.zeros((layers, rows, heads, past + SPARE, head_dim), np.float32)
+                   for name in ("past_keys", "past_values")}
+        buffer_mask = np.zeros((rows, past + SPARE + 1), bool)
+        buffer_mask[:, :past] = buffer_mask[:, -1] = True
+        shipped_feeds = {**common, "self_mask": buffer_mask}
+        for name in cache:
+            source_array = cache[name]
+            if name in buffers:
+                buffers[name][:, :, :, :past] = source_array
+                source_array = buffers[name]
+            shipped_feeds.update({f"{name}.{layer}": source_array[layer] for layer in range(layers)})
+        reference = stacked.run(["logits", "present_keys"], stacked_feeds)
+        logits, new_keys = shipped.run(["logits", "new_keys"], shipped_feeds)
+        assert np.abs(reference[0] - logits).max() < 1e-4, np.abs(reference[0] - logits).max()
+        assert np.abs(reference[1][:, :, :, past:] - new_keys).max() < 1e-5
+
+        def shipped_steps(feeds: dict[str, np.ndarray] = shipped_feeds, at: int = past,
+                          buffers: dict[str, np.ndarray] = buffers) -> int:
+            for _ in range(args.steps):
+                _, keys, values = shipped.run(["logits", "new_keys", "new_values"], feeds)
+                buffers["past_keys"][:, :, :, at : at + 1] = keys  # the runner's share: write the new column
+                buffers["past_values"][:, :, :, at : at + 1] = values
+            return args.steps
+
+        def stacked_steps(feeds: dict[str, np.ndarray] = stacked_feeds) -> int:
+            for _ in range(args.steps):
+                stacked.run(["logits", "present_keys", "present_values"], feeds)
+            return args.steps
+
+        result = asyncio.run(alternate({"stacked": timed(stacked_steps), "shipped": timed(shipped_steps)},
+                                       rounds=args.rounds))
+        print(f"{rows} rows, {past} cached (+{SPARE} spare), {source} source: stacked and concatenating "
+              f"{1e3 / result.median('stacked'):.3f} ms, shipped {1e3 / result.median('shipped'):.3f} ms per step; "
+              f"stacked / shipped {result.ratio('shipped', 'stacked'):.2f}x")
 
 
-def parse_args(description: str | None) -> argparse.Namespace:
-    """The options of the decoder-graph benchmarks (this one and bench/kv_in_place.py)."""
-    parser = argparse.ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--checkpoint", default="runs/normalize")
     parser.add_argument("--model-dir", default="models/normalize/1")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--steps", type=int, default=200)
-    return parser.parse_args()
-
-
-if __name__ == "__main__":
-    main(parse_args(__doc__))
+    main(parser.parse_args())

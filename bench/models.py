@@ -118,8 +118,9 @@ def load_base_model(cache: Path = CACHE) -> BenchModel:
     model = base_model()
     root = cache / f"base-{BASE_CONFIG.fingerprint()}"
     model_dir = root / "1"
-    if not (model_dir / "manifest.json").exists():
-        logger.info("exporting the base-size model to %s (once)", model_dir)
+    manifest = model_dir / "manifest.json"
+    if not manifest.exists() or json.loads(manifest.read_text()).get("format") != FORMAT:
+        logger.info("exporting the base-size model to %s (once per model directory format)", model_dir)
         root.mkdir(parents=True, exist_ok=True)
         word_tokenizer(BASE_CONFIG.vocab_size).save(str(root / "tokenizer.json"))
         write_model_directory(model, root / "tokenizer.json", model_dir, name="base")

@@ -58,11 +58,11 @@ def main(args: argparse.Namespace) -> None:
         feeds = {
             "tgt": rng.integers(5, vocab, (rows, 1)), "tgt_positions": np.full((rows, 1), past),
             "self_mask": np.ones((rows, past + 1), bool), "src_mask": np.ones((rows, source), bool),
-            **{name: rng.standard_normal((layers, rows, heads, length, head_dim)).astype(np.float32)
+            **{f"{name}.{layer}": rng.standard_normal((rows, heads, length, head_dim)).astype(np.float32)
                for name, length in (("past_keys", past), ("past_values", past), ("cross_keys", source),
-                                    ("cross_values", source))},
+                                    ("cross_values", source)) for layer in range(layers)},
         }
-        names = ["logits", "present_keys", "present_values"] if fetched == "all" else ["logits"]
+        names = ["logits", "new_keys", "new_values"] if fetched == "all" else ["logits"]
         label = f"decoder: {rows} rows, {past} cached, {source} source, fetching {fetched}"
         decoder_calls[label] = lambda names=names, feeds=feeds: decoder.run(names, feeds)
     encoder = session(model.encoder, args.threads)

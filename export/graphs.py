@@ -20,19 +20,19 @@ from model.transformer import Transformer
 
 ENCODER_INPUTS = ("src", "src_mask")
 ENCODER_OUTPUTS = ("memory", "cross_keys", "cross_values", "encoder_attention")
-DECODER_INPUTS = (
-    "tgt",
-    "tgt_positions",
-    "self_mask",
-    "past_keys",
-    "past_values",
-    "cross_keys",
-    "cross_values",
-    "src_mask",
-)
-DECODER_OUTPUTS = ("logits", "present_keys", "present_values", "decoder_attention", "cross_attention")
+# The decoder takes its caches one tensor per layer ("past_keys.0", ...): stacked, the graph's first
+# operators copied every layer's cache out of the stack on every step.
+CACHE_INPUTS = ("past_keys", "past_values", "cross_keys", "cross_values")
+DECODER_OUTPUTS = ("logits", "new_keys", "new_values", "decoder_attention", "cross_attention")
+
+
+def decoder_input_names(layers: int) -> tuple[str, ...]:
+    return ("tgt", "tgt_positions", "self_mask", "src_mask",
+            *(f"{name}.{layer}" for name in CACHE_INPUTS for layer in range(layers)))
+
 
 # Symbolic dimension names written into the graphs and the manifest; "total_len" is past_len + tgt_len.
+# A per-layer cache input's shape is listed under its name without the ".N".
 ENCODER_SHAPES: dict[str, tuple[str, ...]] = {
     "src": ("batch", "src_len"),
     "src_mask": ("batch", "src_len"),
@@ -45,18 +45,22 @@ DECODER_SHAPES: dict[str, tuple[str, ...]] = {
     "tgt": ("batch", "tgt_len"),
     "tgt_positions": ("batch", "tgt_len"),
     "self_mask": ("batch", "total_len"),
-    "past_keys": ("layers", "batch", "heads", "past_len", "head_dim"),
-    "past_values": ("layers", "batch", "heads", "past_len", "head_dim"),
-    "cross_keys": ("layers", "batch", "heads", "src_len", "head_dim"),
-    "cross_values": ("layers", "batch", "heads", "src_len", "head_dim"),
     "src_mask": ("batch", "src_len"),
+    "past_keys": ("batch", "heads", "past_len", "head_dim"),
+    "past_values": ("batch", "heads", "past_len", "head_dim"),
+    "cross_keys": ("batch", "heads", "src_len", "head_dim"),
+    "cross_values": ("batch", "heads", "src_len", "head_dim"),
     "logits": ("batch", "tgt_len", "vocab"),
-    "present_keys": ("layers", "batch", "heads", "total_len", "head_dim"),
-    "present_values": ("layers", "batch", "heads", "total_len", "head_dim"),
+    "new_keys": ("layers", "batch", "heads", "tgt_len", "head_dim"),
+    "new_values": ("layers", "batch", "heads", "tgt_len", "head_dim"),
     "decoder_attention": ("layers", "batch", "heads", "tgt_len", "total_len"),
     "cross_attention": ("layers", "batch", "heads", "tgt_len", "src_len"),
 }
 DYNAMIC_AXES = ("batch", "src_len", "tgt_len", "past_len", "total_len")
+
+
+def tensor_shape(shapes: dict[str, tuple[str, ...]], name: str) -> tuple[str, ...]:
+    return shapes[name.split(".")[0]]
 
 
 class EncoderGraph(nn.Module):
@@ -75,25 +79,28 @@ class EncoderGraph(nn.Module):
 
 
 class DecoderGraph(nn.Module):
-    """One step or a whole prefix against a KV cache; the inputs are `Transformer.decode_step`'s."""
+    """One step or a whole prefix beside a KV cache: `Transformer.decode_step(beside_cache=True)` with
+    one cache tensor per layer. The cache is only read, so the caller may keep it in a buffer with spare
+    columns (masked in self_mask) and write the returned new keys/values into it."""
 
     def __init__(self, model: Transformer) -> None:
         super().__init__()
         self.model = model
+        self.layers = model.config.n_decoder_layers
 
     def forward(
         self,
         tgt: torch.Tensor,
         tgt_positions: torch.Tensor,
         self_mask: torch.Tensor,
-        past_keys: torch.Tensor,
-        past_values: torch.Tensor,
-        cross_keys: torch.Tensor,
-        cross_values: torch.Tensor,
         src_mask: torch.Tensor,
+        *caches: torch.Tensor,
     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+        n = self.layers
+        past_keys, past_values, cross_keys, cross_values = (list(caches[i * n : (i + 1) * n]) for i in range(4))
         out = self.model.decode_step(
-            tgt, tgt_positions, self_mask, past_keys, past_values, cross_keys, cross_values, src_mask
+            tgt, tgt_positions, self_mask, past_keys, past_values, cross_keys, cross_values, src_mask,
+            beside_cache=True,
         )
         return out.logits, out.present_keys, out.present_values, out.self_attention, out.cross_attention
 
@@ -114,21 +121,24 @@ def example_inputs(model: Transformer) -> tuple[tuple[torch.Tensor, ...], tuple[
     src_mask[0, -2:] = False
     with torch.no_grad():
         _, cross_keys, cross_values, _ = EncoderGraph(model)(src, src_mask)
-    cache = torch.randn(c.n_decoder_layers, batch, c.n_heads, past_len, c.head_dim)
+    layers = c.n_decoder_layers
+    caches = [torch.randn(batch, c.n_heads, past_len, c.head_dim) for _ in range(2 * layers)]
     decoder = (
         torch.randint(5, c.vocab_size, (batch, tgt_len)),
         torch.arange(past_len, past_len + tgt_len).expand(batch, tgt_len).contiguous(),
         torch.ones(batch, past_len + tgt_len, dtype=torch.bool),
-        cache,
-        cache.clone(),
-        cross_keys,
-        cross_values,
         src_mask,
+        *caches,
+        *[cross_keys[layer].contiguous() for layer in range(layers)],
+        *[cross_values[layer].contiguous() for layer in range(layers)],
     )
     return (src, src_mask), decoder
 
 
-def _dynamic_shapes(names: tuple[str, ...], shapes: dict[str, tuple[str, ...]]) -> dict[str, Any]:
+def _dynamic_shapes(names: tuple[str, ...], shapes: dict[str, tuple[str, ...]], *,
+                    varargs: str | None = None) -> dict[str, Any]:
+    """Dynamic axes by argument name; with `varargs`, the names from the first cache input on are the
+    forward's *varargs, which torch.export takes as one tuple under that name."""
     dims = {
         "batch": torch.export.Dim("batch", min=1),
         "src_len": torch.export.Dim("src_len", min=1),
@@ -136,14 +146,19 @@ def _dynamic_shapes(names: tuple[str, ...], shapes: dict[str, tuple[str, ...]]) 
         "past_len": torch.export.Dim("past_len", min=0),
     }
     dims["total_len"] = torch.export.Dim.AUTO  # past_len + tgt_len, derived by the tracer
-    return {
-        name: {axis: dims[dim] for axis, dim in enumerate(shapes[name]) if dim in DYNAMIC_AXES}
+    by_name = {
+        name: {axis: dims[dim] for axis, dim in enumerate(tensor_shape(shapes, name)) if dim in DYNAMIC_AXES}
         for name in names
     }
+    if varargs is None:
+        return by_name
+    first = next(i for i, name in enumerate(names) if "." in name)
+    return {**{name: by_name[name] for name in names[:first]}, varargs: tuple(by_name[n] for n in names[first:])}
 
 
 def _export(module: nn.Module, args: tuple[torch.Tensor, ...], path: Path, *, inputs: tuple[str, ...],
-            outputs: tuple[str, ...], shapes: dict[str, tuple[str, ...]], opset: int) -> None:
+            outputs: tuple[str, ...], shapes: dict[str, tuple[str, ...]], opset: int,
+            varargs: str | None = None) -> None:
     with warnings.catch_warnings(), torch.no_grad():
         warnings.simplefilter("ignore")  # the exporter's deprecation and tracing chatter
         logging.getLogger("torch.onnx").setLevel(logging.ERROR)
@@ -154,7 +169,7 @@ def _export(module: nn.Module, args: tuple[torch.Tensor, ...], path: Path, *, in
             opset_version=opset,
             input_names=list(inputs),
             output_names=list(outputs),
-            dynamic_shapes=_dynamic_shapes(inputs, shapes),
+            dynamic_shapes=_dynamic_shapes(inputs, shapes, varargs=varargs),
             optimize=True,
             verbose=False,
         )
@@ -169,7 +184,7 @@ def name_dimensions(path: Path, shapes: dict[str, tuple[str, ...]]) -> None:
     "past_len + tgt_len" for the derived total length)."""
     model = onnx.load(str(path))
     for value in [*model.graph.input, *model.graph.output]:
-        for dim, name in zip(value.type.tensor_type.shape.dim, shapes[value.name], strict=True):
+        for dim, name in zip(value.type.tensor_type.shape.dim, tensor_shape(shapes, value.name), strict=True):
             if name in DYNAMIC_AXES:
                 dim.dim_param = name
     onnx.save(model, str(path))
@@ -192,8 +207,8 @@ def export_graphs(model: Transformer, directory: Path, *, opset: int) -> GraphPa
     paths = GraphPaths(directory / "encoder.onnx", directory / "decoder.onnx")
     _export(EncoderGraph(model), encoder_args, paths.encoder, inputs=ENCODER_INPUTS,
             outputs=ENCODER_OUTPUTS, shapes=ENCODER_SHAPES, opset=opset)
-    _export(DecoderGraph(model), decoder_args, paths.decoder, inputs=DECODER_INPUTS,
-            outputs=DECODER_OUTPUTS, shapes=DECODER_SHAPES, opset=opset)
+    _export(DecoderGraph(model), decoder_args, paths.decoder, inputs=decoder_input_names(model.config.n_decoder_layers),
+            outputs=DECODER_OUTPUTS, shapes=DECODER_SHAPES, opset=opset, varargs="caches")
     check_graph(paths.encoder)
     check_graph(paths.decoder)
     return paths

@@ -16,6 +16,7 @@ import onnxruntime as ort
 import torch
 
 from export.config import ExportConfig
+from export.graphs import CACHE_INPUTS
 from model.config import ModelConfig
 from model.decoding import beam_search, greedy_decode
 from model.transformer import Transformer
@@ -41,8 +42,17 @@ class OnnxSeq2Seq:
         return dict(zip(names, self.encoder.run(None, {"src": src, "src_mask": src_mask}), strict=True))
 
     def decode(self, feeds: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        """`Transformer.decode_step`'s stacked feeds in, its present (whole) caches out: the graph takes
+        one cache tensor per layer and returns only the new keys/values, appended here."""
+        graph_feeds = {name: feeds[name] for name in ("tgt", "tgt_positions", "self_mask", "src_mask")}
+        for name in CACHE_INPUTS:
+            graph_feeds.update({f"{name}.{layer}": np.ascontiguousarray(cache)
+                                for layer, cache in enumerate(feeds[name])})
         names = [o.name for o in self.decoder.get_outputs()]
-        return dict(zip(names, self.decoder.run(None, feeds), strict=True))
+        out = dict(zip(names, self.decoder.run(None, graph_feeds), strict=True))
+        out["present_keys"] = np.concatenate([feeds["past_keys"], out.pop("new_keys")], axis=3)
+        out["present_values"] = np.concatenate([feeds["past_values"], out.pop("new_values")], axis=3)
+        return out
 
     def empty_cache(self, batch: int) -> np.ndarray:
         c = self.config

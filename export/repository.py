@@ -18,7 +18,7 @@ from typing import Any
 import onnx
 
 MANIFEST = "manifest.json"
-FORMAT = "atento-model/1"
+FORMAT = "atento-model/2"
 ONNX_DTYPES = {
     onnx.TensorProto.FLOAT: "float32",
     onnx.TensorProto.FLOAT16: "float16",

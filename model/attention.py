@@ -92,6 +92,25 @@ class MultiHeadAttention(nn.Module):
         out, probs = self.attend(q, k, v, mask)
         return out, probs, (k, v)
 
+    def self_attend_beside_cache(
+        self, x: torch.Tensor, mask: torch.Tensor, past: tuple[torch.Tensor, torch.Tensor]
+    ) -> tuple[torch.Tensor, torch.Tensor, tuple[torch.Tensor, torch.Tensor]]:
+        """`self_attend` without concatenating the cache: the scores against the cached keys (B, H, P, Dh)
+        and against the new ones are concatenated instead, and the output is the sum of both parts.
+
+        The same attention (up to float rounding), but the cache is only read, so the serving graph
+        can take it as a buffer with spare columns (masked) and return just the new keys/values.
+        Returns the output (B, T, D), probabilities (B, H, T, P+T) and the new keys/values (B, H, T, Dh).
+        """
+        q, k, v = (self.split_heads(part) for part in self.query_key_value(x).chunk(3, dim=-1))
+        scale = math.sqrt(q.shape[-1])  # applied to each product, where onnxruntime fuses it into the matmul
+        scores = torch.cat([q @ past[0].transpose(-2, -1) / scale, q @ k.transpose(-2, -1) / scale], dim=-1)
+        probs = scores.masked_fill(~mask, torch.finfo(scores.dtype).min).softmax(dim=-1)
+        weights = self.dropout(probs) if self.training and self.dropout.p > 0 else probs
+        cached = past[0].shape[2]
+        attended = weights[..., :cached] @ past[1] + weights[..., cached:] @ v
+        return self.output(self.merge_heads(attended)), probs, (k, v)
+
     def cross_attend(
         self, x: torch.Tensor, key_value: tuple[torch.Tensor, torch.Tensor], mask: torch.Tensor
     ) -> tuple[torch.Tensor, torch.Tensor]:

@@ -72,8 +72,13 @@ class EncoderLayer(nn.Module):
         h: torch.Tensor,
         mask: torch.Tensor,
         past: tuple[torch.Tensor, torch.Tensor] | None = None,
+        *,
+        beside_cache: bool = False,
     ) -> tuple[torch.Tensor, tuple[torch.Tensor, tuple[torch.Tensor, torch.Tensor]]]:
-        out, probs, key_value = self.self_attention.self_attend(h, mask, past)
+        if beside_cache and past is not None:
+            out, probs, key_value = self.self_attention.self_attend_beside_cache(h, mask, past)
+        else:
+            out, probs, key_value = self.self_attention.self_attend(h, mask, past)
         return out, (probs, key_value)
 
 
@@ -92,12 +97,15 @@ class DecoderLayer(EncoderLayer):
         cross_key_value: tuple[torch.Tensor, torch.Tensor],
         cross_mask: torch.Tensor,
         past: tuple[torch.Tensor, torch.Tensor] | None = None,
+        *,
+        beside_cache: bool = False,
     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, tuple[torch.Tensor, torch.Tensor]]:
         """Returns new x (B, T, D), masked self-attention probabilities (B, H, T, P+T),
-        cross-attention probabilities (B, H, T, S) and the self-attention keys/values (B, H, P+T, Dh).
+        cross-attention probabilities (B, H, T, S) and the self-attention keys/values (B, H, P+T, Dh),
+        or with `beside_cache` only the new ones (B, H, T, Dh), the cache read but not copied.
         """
         x, (self_probs, present) = self.self_attention_block(
-            x, lambda h: self._self_attention_with_aux(h, self_mask, past)
+            x, lambda h: self._self_attention_with_aux(h, self_mask, past, beside_cache=beside_cache)
         )
         x, cross_probs = self.cross_attention_block(
             x, lambda h: self.cross_attention.cross_attend(h, cross_key_value, cross_mask)

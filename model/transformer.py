@@ -25,7 +25,7 @@ class EncoderOutput:
 @dataclass
 class DecoderOutput:
     logits: torch.Tensor  # (B, T, V)
-    present_keys: torch.Tensor  # (L, B, H, P+T, Dh)
+    present_keys: torch.Tensor  # (L, B, H, P+T, Dh); (L, B, H, T, Dh) from decode_step(beside_cache=True)
     present_values: torch.Tensor  # (L, B, H, P+T, Dh)
     self_attention: torch.Tensor  # (L, B, H, T, P+T) masked decoder self-attention probabilities
     cross_attention: torch.Tensor  # (L, B, H, T, S)
@@ -112,6 +112,8 @@ class Transformer(nn.Module):
         cross_keys: torch.Tensor,
         cross_values: torch.Tensor,
         src_mask: torch.Tensor,
+        *,
+        beside_cache: bool = False,
     ) -> DecoderOutput:
         """Run T new target tokens against a cache of P earlier ones (P may be 0).
 
@@ -119,7 +121,10 @@ class Transformer(nn.Module):
             tgt: (B, T) new token ids. tgt_positions: (B, T) their absolute positions.
             self_mask: (B, P+T) True where a cached or new key is real.
             past_keys, past_values: (L, B, H, P, Dh). cross_keys, cross_values: (L, B, H, S, Dh).
+                Stacked, or one (B, H, ., Dh) tensor per layer.
             src_mask: (B, S) True for real source tokens.
+            beside_cache: read the cache without concatenating it; present_keys/values are then only
+                the new tokens' (L, B, H, T, Dh), for a caller that keeps the cache in a buffer.
         """
         x = self.embed(tgt, tgt_positions)
         attend_mask = step_self_mask(self_mask, tgt.shape[1])  # (B, 1, T, P+T)
@@ -132,6 +137,7 @@ class Transformer(nn.Module):
                 (cross_keys[index], cross_values[index]),
                 cross_mask,
                 past=(past_keys[index], past_values[index]),
+                beside_cache=beside_cache,
             )
             keys.append(k)
             values.append(v)

@@ -182,7 +182,7 @@ class BatchExecutor:
             target = getattr(cache, name)
             target[:, slots] = 0.0  # as concatenate's right padding
             target[:, slots, :, :width] = getattr(fresh, name)
-            cache.device.pop(name, None)  # a device copy of the old rows is stale now
+        cache.device.clear()  # device copies of the old rows are stale now
         cache.src_mask[slots] = False
         cache.src_mask[slots, :width] = fresh.src_mask
         cache.self_mask[slots] = False

@@ -44,7 +44,7 @@ class RuntimeSettings(BaseModel):
     # other processes (measured on 2 cores: batch 32 0.78x -> 1.26x CTranslate2, batch 1 834 -> 1908
     # tok/s with it off). Turn on only with cores to spare.
     decoder_allow_spinning: bool = False
-    io_binding: bool = True  # CUDA only: keep the KV cache on the device between steps
+    io_binding: bool = True  # CUDA only: keep the cross-attention keys/values on the device between steps
 
     @model_validator(mode="after")
     def _check_threads(self) -> RuntimeSettings:

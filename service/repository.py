@@ -15,23 +15,21 @@ from typing import Any
 from service.errors import ModelLoadError
 
 MANIFEST = "manifest.json"
-FORMAT = "atento-model/1"
+FORMAT = "atento-model/2"
 TOKENIZER = "tokenizer.json"
 
 # The tensor vocabulary both graphs must expose (names equal the PyTorch argument names).
 ENCODER_INPUTS = ("src", "src_mask")
 ENCODER_OUTPUTS = ("memory", "cross_keys", "cross_values", "encoder_attention")
-DECODER_INPUTS = (
-    "tgt",
-    "tgt_positions",
-    "self_mask",
-    "past_keys",
-    "past_values",
-    "cross_keys",
-    "cross_values",
-    "src_mask",
-)
-DECODER_OUTPUTS = ("logits", "present_keys", "present_values", "decoder_attention", "cross_attention")
+CACHE_INPUTS = ("past_keys", "past_values", "cross_keys", "cross_values")  # the decoder's, one per layer
+DECODER_OUTPUTS = ("logits", "new_keys", "new_values", "decoder_attention", "cross_attention")
+
+
+def decoder_input_names(layers: int) -> tuple[str, ...]:
+    """The decoder graph's inputs: "past_keys.0" .. "cross_values.{layers-1}" after the four others."""
+    return ("tgt", "tgt_positions", "self_mask", "src_mask",
+            *(f"{name}.{layer}" for name in CACHE_INPUTS for layer in range(layers)))
+
 
 Dim = int | str | None
 
@@ -139,7 +137,10 @@ def load_model_directory(directory: Path | str, *, variant: str | None = None) -
     if not isinstance(manifest, dict):
         raise ModelLoadError(f"{where}: must be a JSON object")
     if manifest.get("format") != FORMAT:
-        raise ModelLoadError(f"{where}: format is {manifest.get('format')!r}, expected {FORMAT!r}")
+        raise ModelLoadError(
+            f"{where}: format is {manifest.get('format')!r}, expected {FORMAT!r} "
+            "(export the checkpoint again with `python -m export`)"
+        )
     files = _require(manifest, "files", dict, where)
     for name, expected in files.items():
         path = directory / name
@@ -197,14 +198,14 @@ def load_model_directory(directory: Path | str, *, variant: str | None = None) -
 def expected_fixed_dims(model: ModelFiles) -> dict[str, dict[int, int]]:
     """Dimensions the config fixes, per tensor name: axis -> size."""
     layers, heads, head_dim = model.n_layers, model.n_heads, model.head_dim
-    cache = {0: layers, 2: heads, 4: head_dim}
+    stacked = {0: layers, 2: heads, 4: head_dim}
+    per_layer = {1: heads, 3: head_dim}
     return {
-        "past_keys": cache,
-        "past_values": cache,
-        "present_keys": cache,
-        "present_values": cache,
-        "cross_keys": cache,
-        "cross_values": cache,
+        **{f"{name}.{layer}": per_layer for name in CACHE_INPUTS for layer in range(layers)},
+        "new_keys": stacked,
+        "new_values": stacked,
+        "cross_keys": stacked,  # the encoder's outputs
+        "cross_values": stacked,
         "memory": {2: int(model.config["d_model"])},
         "logits": {2: model.vocab_size},
         "encoder_attention": {0: model.n_encoder_layers, 2: heads},
@@ -222,7 +223,7 @@ def check_graph_signature(model: ModelFiles, role: str, kind: str, actual: Seque
     required = {
         ("encoder", "inputs"): ENCODER_INPUTS,
         ("encoder", "outputs"): ENCODER_OUTPUTS,
-        ("decoder", "inputs"): DECODER_INPUTS,
+        ("decoder", "inputs"): decoder_input_names(model.n_layers),
         ("decoder", "outputs"): DECODER_OUTPUTS,
     }[(role, kind)]
     by_name = {spec.name: spec for spec in actual}

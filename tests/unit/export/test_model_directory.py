@@ -8,7 +8,7 @@ from pathlib import Path
 import onnx
 import pytest
 
-from export.graphs import DECODER_INPUTS, DECODER_OUTPUTS, ENCODER_INPUTS, ENCODER_OUTPUTS, check_graph
+from export.graphs import DECODER_OUTPUTS, ENCODER_INPUTS, ENCODER_OUTPUTS, check_graph, decoder_input_names
 from export.repository import sha256_file
 
 pytestmark = pytest.mark.slow  # uses the session's tiny model
@@ -31,7 +31,7 @@ def test_no_staging_directory_left_behind(tiny_model_dir: Path) -> None:
 
 
 def test_manifest_fields(manifest: dict) -> None:  # type: ignore[type-arg]
-    assert manifest["format"] == "atento-model/1"
+    assert manifest["format"] == "atento-model/2"
     assert (manifest["name"], manifest["version"]) == ("tiny", "1")
     assert manifest["opset"] >= 17
     assert manifest["special_tokens"] == {"pad": 0, "bos": 1, "eos": 2, "unk": 3, "mask": 4}
@@ -50,12 +50,14 @@ def test_graph_io_follows_the_contract(manifest: dict) -> None:  # type: ignore[
     encoder, decoder = manifest["graphs"]["encoder"], manifest["graphs"]["decoder"]
     assert [v["name"] for v in encoder["inputs"]] == list(ENCODER_INPUTS)
     assert [v["name"] for v in encoder["outputs"]] == list(ENCODER_OUTPUTS)
-    assert [v["name"] for v in decoder["inputs"]] == list(DECODER_INPUTS)
+    assert [v["name"] for v in decoder["inputs"]] == list(decoder_input_names(2))
+    assert [v["name"] for v in decoder["inputs"]][4:7] == ["past_keys.0", "past_keys.1", "past_values.0"]
     assert [v["name"] for v in decoder["outputs"]] == list(DECODER_OUTPUTS)
     shapes = {v["name"]: v for v in decoder["inputs"] + decoder["outputs"]}
     assert shapes["self_mask"] == {"name": "self_mask", "dtype": "bool", "shape": ["batch", "total_len"]}
-    assert shapes["past_keys"]["shape"] == [2, "batch", 2, "past_len", 16]
-    assert shapes["present_keys"]["shape"] == [2, "batch", 2, "total_len", 16]
+    assert shapes["past_keys.1"]["shape"] == ["batch", 2, "past_len", 16]  # one buffer per layer
+    assert shapes["cross_values.0"]["shape"] == ["batch", 2, "src_len", 16]
+    assert shapes["new_keys"]["shape"] == [2, "batch", 2, "tgt_len", 16]  # only the new columns
     assert shapes["decoder_attention"]["shape"] == [2, "batch", 2, "tgt_len", "total_len"]
     assert shapes["logits"]["dtype"] == "float32"
 

@@ -8,10 +8,23 @@ from __future__ import annotations
 
 import numpy as np
 
-from service.runner import DecoderOutput, EncoderBatch, EncoderOutput, KvCache, decoder_inputs
+from service.runner import DecoderOutput, EncoderBatch, EncoderOutput, KvCache
 
 VOCAB = 50
 EOS = 2
+
+
+def _decoder_inputs(tgt: np.ndarray, cache: KvCache, tgt_mask: np.ndarray | None) -> dict[str, np.ndarray]:
+    """The decoder inputs a real runner would build for `tgt` after `cache` (format 1's, without buffers)."""
+    batch, new = tgt.shape
+    mask = np.ones((batch, new), dtype=bool) if tgt_mask is None else tgt_mask
+    positions = cache.positions()[:, None] + np.arange(new, dtype=np.int64)[None, :]  # (B, T)
+    return {
+        "tgt": np.ascontiguousarray(tgt, dtype=np.int64),
+        "tgt_positions": positions,
+        "self_mask": np.concatenate([cache.self_mask, mask], axis=1),
+        "src_mask": cache.src_mask,
+    }
 
 
 class FakeRunner:
@@ -31,7 +44,7 @@ class FakeRunner:
         self.decode_calls.append(tgt.shape[0])
         if self.fail_on_decode is not None and len(self.decode_calls) == self.fail_on_decode:
             raise RuntimeError("injected fault")
-        feeds = decoder_inputs(tgt, cache, tgt_mask)
+        feeds = _decoder_inputs(tgt, cache, tgt_mask)
         batch, new = tgt.shape
         logits = np.zeros((batch, new, VOCAB), dtype=np.float32)
         for b in range(batch):

@@ -33,7 +33,7 @@ def write_model(directory: Path) -> Path:
     for name in ("encoder.onnx", "decoder.onnx", "tokenizer.json"):
         (directory / name).write_bytes(name.encode())
     manifest = {
-        "format": "atento-model/1",
+        "format": "atento-model/2",
         "name": "t",
         "version": "1",
         "config": CONFIG,

@@ -1,0 +1,58 @@
+"""OnnxRunner's KV cache buffers: each step writes its new column in place, the buffers grow when the
+spare columns run out, and a cache stepped twice never has its successor overwritten."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from service.config import RuntimeSettings
+from service.repository import load_model_directory
+from service.runner import EncoderBatch, KvCache, OnnxRunner
+
+pytestmark = pytest.mark.slow  # uses the session's tiny model
+
+
+@pytest.fixture(scope="module")
+def runner(tiny_model_dir: Path) -> OnnxRunner:
+    return OnnxRunner(load_model_directory(tiny_model_dir), runtime=RuntimeSettings(intra_op_threads=1))
+
+
+def encoded(runner: OnnxRunner) -> KvCache:
+    batch = EncoderBatch.from_sources([[5, 6, 7, 8, 9, 2], [10, 11, 2]], pad_id=0)
+    return runner.encode(batch, attention=False).cache
+
+
+def test_steps_in_place_match_steps_from_fresh_copies_past_the_spare_columns(runner: OnnxRunner) -> None:
+    in_place = from_copies = encoded(runner)
+    tokens = np.array([[1], [1]], dtype=np.int64)
+    for step in range(40):  # more steps than a buffer has spare columns: it is regrown twice
+        dead_row = np.array([[True], [step < 30]])  # the second row leaves the batch at step 30
+        out = runner.decode(tokens, in_place, attention=True, tgt_mask=dead_row)
+        reference = runner.decode(tokens, from_copies.filter([0, 1]), attention=True, tgt_mask=dead_row)
+        np.testing.assert_allclose(out.logits, reference.logits, atol=1e-5)
+        assert out.self_attention is not None and reference.self_attention is not None
+        assert out.self_attention.shape[-1] == out.cache.past_length  # the cached columns, then the new one
+        np.testing.assert_allclose(out.self_attention, reference.self_attention[..., -out.cache.past_length :],
+                                   atol=1e-6)
+        assert out.cache.buffers is not None and out.cache.keys.base is out.cache.buffers[0]
+        np.testing.assert_array_equal(out.cache.self_mask[:, -1], dead_row[:, 0])
+        in_place, from_copies = out.cache, reference.cache
+        tokens = out.logits[:, -1].argmax(axis=-1)[:, None].astype(np.int64)
+    np.testing.assert_allclose(in_place.keys[:, :, :, -in_place.past_length :],
+                               from_copies.keys[:, :, :, -in_place.past_length :], atol=1e-5)
+
+
+def test_a_cache_stepped_twice_leaves_the_first_successor_intact(runner: OnnxRunner) -> None:
+    cache = encoded(runner)
+    tokens = np.array([[1], [1]], dtype=np.int64)
+    cache = runner.decode(tokens, cache, attention=False).cache
+    first = runner.decode(tokens + 4, cache, attention=False)
+    kept = first.cache.keys.copy()
+    second = runner.decode(tokens + 7, cache, attention=False)  # the same cache, another token
+    np.testing.assert_array_equal(first.cache.keys, kept)
+    assert not np.array_equal(second.cache.keys[:, :, :, -1], first.cache.keys[:, :, :, -1])
+    again = runner.decode(tokens + 4, cache, attention=False)
+    np.testing.assert_allclose(again.logits, first.logits, atol=1e-6)
