@@ -260,6 +260,7 @@ class OnnxRunner:
                 specs = [TensorSpec(a.name, _ORT_DTYPES.get(a.type, a.type), tuple(a.shape)) for a in args]
                 check_graph_signature(model, role, kind, specs, file=path)
         self._bind = self.provider == "CUDAExecutionProvider" and runtime.io_binding
+        self._bind_device = "cuda"  # where bound cross keys/values live (tests bind on "cpu")
         self._layer_inputs = [
             tuple(f"{name}.{layer}" for name in ("past_keys", "past_values", "cross_keys", "cross_values"))
             for layer in range(model.n_layers)
@@ -345,7 +346,7 @@ class OnnxRunner:
                 name = f"{stacked}.{layer}"
                 if name not in cache.device:
                     host = np.ascontiguousarray(getattr(cache, stacked)[layer])
-                    cache.device[name] = ort.OrtValue.ortvalue_from_numpy(host, "cuda", 0)
+                    cache.device[name] = ort.OrtValue.ortvalue_from_numpy(host, self._bind_device, 0)
                 binding.bind_ortvalue_input(name, cache.device[name])
         for name in names:
             binding.bind_output(name, "cpu")

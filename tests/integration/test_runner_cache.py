@@ -56,3 +56,19 @@ def test_a_cache_stepped_twice_leaves_the_first_successor_intact(runner: OnnxRun
     assert not np.array_equal(second.cache.keys[:, :, :, -1], first.cache.keys[:, :, :, -1])
     again = runner.decode(tokens + 4, cache, attention=False)
     np.testing.assert_allclose(again.logits, first.logits, atol=1e-6)
+
+
+def test_the_io_binding_path_gives_the_same_steps(tiny_model_dir: Path, runner: OnnxRunner) -> None:
+    """The CUDA path's binding (cross keys/values bound once per batch composition), run on the CPU."""
+    bound = OnnxRunner(load_model_directory(tiny_model_dir), runtime=RuntimeSettings(intra_op_threads=1))
+    bound._bind, bound._bind_device = True, "cpu"
+    plain_cache, bound_cache = encoded(runner), encoded(runner)
+    tokens = np.array([[1], [1]], dtype=np.int64)
+    for _ in range(20):
+        plain = runner.decode(tokens, plain_cache, attention=True)
+        out = bound.decode(tokens, bound_cache, attention=True)
+        np.testing.assert_allclose(out.logits, plain.logits, atol=1e-6)
+        np.testing.assert_allclose(out.self_attention, plain.self_attention, atol=1e-6)  # type: ignore[arg-type]
+        assert "cross_keys.0" in out.cache.device
+        plain_cache, bound_cache = plain.cache, out.cache
+        tokens = plain.logits[:, -1].argmax(axis=-1)[:, None].astype(np.int64)
