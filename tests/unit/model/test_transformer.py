@@ -122,6 +122,30 @@ def test_cached_steps_equal_teacher_forcing(model: Transformer) -> None:
         )
 
 
+def test_decoding_beside_a_buffered_cache_equals_concatenating_it(model: Transformer) -> None:
+    """The serving graph's path: per-layer buffers with masked spare columns, only new keys returned."""
+    batch, past, spare, new, source = 3, 4, 3, 2, 6
+    c = model.config
+    shape = (c.n_decoder_layers, batch, c.n_heads)
+    keys, values = torch.randn(*shape, past, c.head_dim), torch.randn(*shape, past, c.head_dim)
+    cross_keys, cross_values = torch.randn(*shape, source, c.head_dim), torch.randn(*shape, source, c.head_dim)
+    tgt, positions = torch.randint(5, 50, (batch, new)), torch.arange(past, past + new).expand(batch, new)
+    self_mask = torch.ones(batch, past + new, dtype=torch.bool)
+    self_mask[0, :2] = False  # left padding
+    src_mask = torch.ones(batch, source, dtype=torch.bool)
+    reference = model.decode_step(tgt, positions, self_mask, keys, values, cross_keys, cross_values, src_mask)
+    buffers = [torch.cat([cache, torch.randn(*shape, spare, c.head_dim)], dim=3) for cache in (keys, values)]
+    buffer_mask = torch.cat([self_mask[:, :past], torch.zeros(batch, spare, dtype=torch.bool), self_mask[:, past:]], 1)
+    out = model.decode_step(tgt, positions, buffer_mask, list(buffers[0]), list(buffers[1]), list(cross_keys),
+                            list(cross_values), src_mask, beside_cache=True)
+    torch.testing.assert_close(out.logits, reference.logits, rtol=0, atol=1e-5)
+    torch.testing.assert_close(out.present_keys, reference.present_keys[:, :, :, past:], rtol=0, atol=1e-6)
+    torch.testing.assert_close(out.present_values, reference.present_values[:, :, :, past:], rtol=0, atol=1e-6)
+    real = torch.cat([out.self_attention[..., :past], out.self_attention[..., past + spare :]], dim=-1)
+    torch.testing.assert_close(real, reference.self_attention, rtol=0, atol=1e-6)
+    assert out.self_attention[..., past : past + spare].abs().max() == 0  # the spare columns get nothing
+
+
 def test_shared_embeddings_and_learned_positions() -> None:
     shared = Transformer(TINY)
     assert shared.output_projection.weight is shared.embedding.weight
