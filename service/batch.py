@@ -323,7 +323,7 @@ class BatchExecutor:
             else:
                 outcome.results[request_id] = self._result(active, reason)
                 self._kill(self._active.pop(request_id))
-        self._cache = out.cache  # no copy when the rows stay put (and the cache stays on the device)
+        self._cache = out.cache  # no copy when the rows stay put
         self._rearrange(sources)
         if self._cache is not None:
             self._cache = self._cache.trim_left_padding()
@@ -342,9 +342,7 @@ class BatchExecutor:
         assert self._cache is not None  # noqa: S101
         moved = [(rows, source) for rows, source in sources.values() if source != list(rows)]
         resized = any(len(source) != len(rows) for rows, source in moved)
-        on_host = isinstance(self._cache.keys, np.ndarray)
-        if resized or (moved and not on_host):
-            # A beam search widened (its first step) or the cache lives on the device: one gather.
+        if resized:  # a beam search widened (its first step): one gather
             order = sorted(sources, key=lambda request_id: sources[request_id][0].start)
             self._cache = self._cache.filter([row for request_id in order for row in sources[request_id][1]])
             self._place(order)

@@ -17,7 +17,7 @@ import onnxruntime as ort
 
 from service.config import RuntimeSettings
 from service.errors import ModelLoadError
-from service.repository import ModelFiles, TensorSpec, check_graph_signature
+from service.repository import CACHE_INPUTS, ModelFiles, TensorSpec, check_graph_signature
 
 logger = logging.getLogger(__name__)
 
@@ -30,19 +30,12 @@ _OPTIMIZATION = {
 _ORT_DTYPES = {"tensor(int64)": "int64", "tensor(float)": "float32", "tensor(bool)": "bool"}
 
 
-def _host(array: Any) -> np.ndarray:
-    """A numpy view of a cache tensor that may live on the device (an OrtValue)."""
-    if isinstance(array, ort.OrtValue):
-        return np.asarray(array.numpy())
-    return np.asarray(array)
-
-
 @dataclass
 class KvCache:
     """Per-row decoder state of a batch: self-attention cache, cross keys/values and masks."""
 
-    keys: Any  # (L, B, H, P, Dh) float32: numpy, or an OrtValue on the device between steps
-    values: Any  # (L, B, H, P, Dh)
+    keys: np.ndarray  # (L, B, H, P, Dh) float32
+    values: np.ndarray  # (L, B, H, P, Dh)
     self_mask: np.ndarray  # (B, P) bool, False on left padding
     cross_keys: np.ndarray  # (L, B, H, S, Dh), right-padded
     cross_values: np.ndarray  # (L, B, H, S, Dh)
@@ -80,8 +73,8 @@ class KvCache:
         first = _first_real_column(self_mask)
         width = int(src_mask.any(axis=0).nonzero()[0].max()) + 1 if src_mask.any() else 0
         return KvCache(
-            keys=_host(self.keys)[:, index, :, first:],
-            values=_host(self.values)[:, index, :, first:],
+            keys=self.keys[:, index, :, first:],
+            values=self.values[:, index, :, first:],
             self_mask=self_mask[:, first:],
             cross_keys=self.cross_keys[:, index, :, :width],
             cross_values=self.cross_values[:, index, :, :width],
@@ -93,15 +86,14 @@ class KvCache:
 
         Rows reused by new requests keep their old columns, masked; without this a batch that never
         empties would carry an ever longer masked history into every step. Waiting for a quarter
-        (at least 4 columns) makes the copy rare; a cache on the device makes a round trip through
-        the host then (the next step uploads it again), rare enough to keep this simple.
+        (at least 4 columns) makes the copy rare.
         """
         first = _first_real_column(self.self_mask)
         if first < max(4, self.past_length // 4):
             return self
         return KvCache(
-            keys=np.ascontiguousarray(_host(self.keys)[:, :, :, first:]),
-            values=np.ascontiguousarray(_host(self.values)[:, :, :, first:]),
+            keys=np.ascontiguousarray(self.keys[:, :, :, first:]),
+            values=np.ascontiguousarray(self.values[:, :, :, first:]),
             self_mask=self.self_mask[:, first:],
             cross_keys=self.cross_keys,
             cross_values=self.cross_values,
@@ -127,8 +119,8 @@ class KvCache:
             return np.pad(array, spec)
 
         return KvCache(
-            keys=np.concatenate([pad(_host(c.keys), 3, past, left=True) for c in caches], axis=1),
-            values=np.concatenate([pad(_host(c.values), 3, past, left=True) for c in caches], axis=1),
+            keys=np.concatenate([pad(c.keys, 3, past, left=True) for c in caches], axis=1),
+            values=np.concatenate([pad(c.values, 3, past, left=True) for c in caches], axis=1),
             self_mask=np.concatenate([pad(c.self_mask, 1, past, left=True) for c in caches], axis=0),
             cross_keys=np.concatenate([pad(c.cross_keys, 3, source, left=False) for c in caches], axis=1),
             cross_values=np.concatenate([pad(c.cross_values, 3, source, left=False) for c in caches], axis=1),
@@ -244,7 +236,7 @@ def pick_providers(device: str) -> list[str]:
 
 
 class OnnxRunner:
-    """Encoder and decoder sessions; with CUDA, I/O binding keeps the KV cache on the device."""
+    """Encoder and decoder sessions; with CUDA, I/O binding keeps the cross keys/values on the device."""
 
     def __init__(self, model: ModelFiles, *, runtime: RuntimeSettings, device: str = "cpu") -> None:
         providers = pick_providers(device)
@@ -262,7 +254,7 @@ class OnnxRunner:
         self._bind = self.provider == "CUDAExecutionProvider" and runtime.io_binding
         self._bind_device = "cuda"  # where bound cross keys/values live (tests bind on "cpu")
         self._layer_inputs = [
-            tuple(f"{name}.{layer}" for name in ("past_keys", "past_values", "cross_keys", "cross_values"))
+            tuple(f"{name}.{layer}" for name in CACHE_INPUTS)
             for layer in range(model.n_layers)
         ]
 
@@ -369,7 +361,7 @@ def _buffers_with_room(cache: KvCache, new: int) -> tuple[np.ndarray, np.ndarray
     keys = np.zeros((layers, batch, heads, capacity, head_dim), dtype=np.float32)
     values = np.zeros_like(keys)
     mask = np.zeros((batch, capacity), dtype=bool)
-    keys[:, :, :, :past] = _host(cache.keys)
-    values[:, :, :, :past] = _host(cache.values)
+    keys[:, :, :, :past] = cache.keys
+    values[:, :, :, :past] = cache.values
     mask[:, :past] = cache.self_mask
     return keys, values, mask
