@@ -290,7 +290,7 @@ class OnnxRunner:
         new_mask = np.ones((batch, new), dtype=bool) if tgt_mask is None else tgt_mask
         feeds = {
             "tgt": np.ascontiguousarray(tgt, dtype=np.int64),
-            "tgt_positions": mask.sum(axis=1, dtype=np.int64)[:, None] + np.arange(new, dtype=np.int64),
+            "tgt_positions": cache.positions()[:, None] + np.arange(new, dtype=np.int64),
             "self_mask": np.concatenate([mask, new_mask], axis=1),  # the buffer's spare columns are False
             "src_mask": cache.src_mask,
         }
@@ -335,11 +335,10 @@ class OnnxRunner:
         binding = self._decoder.io_binding()
         for name, array in feeds.items():
             binding.bind_cpu_input(name, array)
-        for layer in range(cache.cross_keys.shape[0]):
-            for stacked in ("cross_keys", "cross_values"):
-                name = f"{stacked}.{layer}"
+        for layer, (_, _, cross_keys, cross_values) in enumerate(self._layer_inputs):
+            for name, stacked in ((cross_keys, cache.cross_keys), (cross_values, cache.cross_values)):
                 if name not in cache.device:
-                    host = np.ascontiguousarray(getattr(cache, stacked)[layer])
+                    host = np.ascontiguousarray(stacked[layer])
                     cache.device[name] = ort.OrtValue.ortvalue_from_numpy(host, self._bind_device, 0)
                 binding.bind_ortvalue_input(name, cache.device[name])
         for name in names:
