@@ -13,9 +13,16 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 
-from bench.engine_batching import serve_one_at_a_time
 from bench.report import Figure
-from bench.workload import Run, alternate, bundled_texts, closed_loop, make_engine, static_batches
+from bench.workload import (
+    Run,
+    alternate,
+    bundled_texts,
+    closed_loop,
+    make_engine,
+    serve_one_at_a_time,
+    static_batches,
+)
 from service.engine import Engine, GenerationParams
 
 

@@ -13,11 +13,10 @@ import numpy as np
 import torch
 
 from bench.ct2 import Ct2Seq2Seq
-from bench.engine_batching import serve_concurrently
 from bench.hardware import flops_per_token
 from bench.models import BenchModel
 from bench.report import Figure
-from bench.workload import Alternated, alternate, make_engine, timed
+from bench.workload import Alternated, alternate, make_engine, serve_concurrently, timed
 from model.decoding import greedy_decode
 from service.engine import Engine, GenerationParams
 from service.repository import load_model_directory

@@ -94,6 +94,21 @@ async def all_at_once(engine: Engine, texts: Sequence[str], params: GenerationPa
     return _run(results, time.perf_counter() - started)
 
 
+async def serve_one_at_a_time(
+    engine: Engine, inputs: Sequence[str], params: GenerationParams
+) -> list[GenerationResult]:
+    """Each input submitted once the previous one finished: the baseline continuous batching is measured against."""
+    return [await engine.submit(text, params, stream=False).result() for text in inputs]
+
+
+async def serve_concurrently(
+    engine: Engine, inputs: Sequence[str], params: GenerationParams
+) -> list[GenerationResult]:
+    """Every input submitted at once; the results in the inputs' order."""
+    handles = [engine.submit(text, params, stream=False) for text in inputs]
+    return list(await asyncio.gather(*(h.result() for h in handles)))
+
+
 def _run(results: list[GenerationResult], elapsed: float) -> Run:
     return Run(sum(len(r.token_ids) for r in results), len(results), elapsed, results)
 
