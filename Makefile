@@ -57,8 +57,18 @@ export: $(VENV)/.dev-installed
 bench: $(VENV)/.dev-installed
 	$(PY) -m bench
 
-loadtest: $(VENV)/.dev-installed
-	$(PY) deploy/loadtest/run.py
+# The load test needs the service and Locust only, not the training environment:
+# `make loadtest USERS=8 DURATION=30s URL=http://127.0.0.1:8000`; without URL it serves
+# $(ATENTO_MODEL_DIR) or the bundled model on 127.0.0.1. The Bearer key comes from $ATENTO_API_KEY.
+USERS ?= 16
+DURATION ?= 30s
+URL ?=
+$(VENV)/.loadtest-installed: pyproject.toml | $(PY)
+	$(PY) -m pip install --quiet -e ".[service,loadtest]"
+	touch $@ $(VENV)/.service-installed
+
+loadtest: $(VENV)/.loadtest-installed
+	$(PY) deploy/loadtest/run.py --users $(USERS) --run-time $(DURATION) $(if $(URL),--url $(URL))
 
 lint: $(VENV)/.dev-installed
 	$(PY) -m ruff check model export service tests

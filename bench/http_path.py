@@ -22,8 +22,8 @@ from urllib.parse import urlsplit
 import psutil
 
 from bench.report import Figure
-from bench.server import local_server
 from bench.workload import alternate, closed_loop, make_engine
+from deploy.loadtest.local_server import local_server
 from service.engine import GenerationParams
 
 MIB = 1024 * 1024

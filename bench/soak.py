@@ -28,7 +28,7 @@ from typing import Any
 import httpx
 import psutil
 
-from bench.server import local_server
+from deploy.loadtest.local_server import local_server
 
 TEXTS = (
     "The play premiered on August 25, 1916.",

@@ -42,8 +42,12 @@ class Tally:
                 self.ttft_ms.append(ttft_ms)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"generated_tokens": self.tokens, "status": dict(self.status), "ttft_ms": self.ttft_ms,
-                "wall_s": time.time() - self.started}
+        return {
+            "generated_tokens": self.tokens,
+            "status": dict(self.status),
+            "ttft_ms": self.ttft_ms,
+            "wall_s": time.time() - self.started,
+        }
 
 
 TALLY = Tally()
@@ -112,8 +116,9 @@ class StreamUser(HttpUser):
         started = time.perf_counter()
         first: float | None = None
         tokens = 0
-        with self.client.post("/generate_stream", json=body, headers=_headers(self), stream=True,
-                              catch_response=True) as response:
+        with self.client.post(
+            "/generate_stream", json=body, headers=_headers(self), stream=True, catch_response=True
+        ) as response:
             if response.status_code != 200:
                 TALLY.record(response.status_code)
                 response.failure(f"status {response.status_code}")
@@ -143,8 +148,12 @@ class AttentionUser(FastHttpUser):
 
     @task
     def attention(self) -> None:
-        body = {"inputs": random.choice(INPUTS), "kinds": ["cross"], "mean_heads": True,
-                "parameters": {"max_new_tokens": _parameters(self)["max_new_tokens"]}}
+        body = {
+            "inputs": random.choice(INPUTS),
+            "kinds": ["cross"],
+            "mean_heads": True,
+            "parameters": {"max_new_tokens": _parameters(self)["max_new_tokens"]},
+        }
         with self.client.post("/attention", json=body, headers=_headers(self), catch_response=True) as response:
             TALLY.record(response.status_code)
             if response.status_code != 200:

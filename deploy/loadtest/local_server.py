@@ -1,5 +1,6 @@
-"""A local `python -m service` on 127.0.0.1 and an ephemeral port, for the HTTP benchmark and
-`make loadtest`: started as a subprocess, ready once GET /health answers 200, terminated on exit.
+"""A local `python -m service` on 127.0.0.1 and an ephemeral port, for `make loadtest` and the HTTP
+benchmark (bench/ imports it from here; deploy/ never imports bench/): started as a subprocess, ready
+once GET /health answers 200, terminated on exit. Standard library only.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]  # the repository: `python -m service` runs from it
 
 
 @dataclass(frozen=True)
@@ -32,9 +33,17 @@ def free_port() -> int:
 
 
 @contextlib.contextmanager
-def local_server(model_dir: Path, *, max_batch_size: int = 64, threads: int = 2, variant: str | None = None,
-                 device: str = "cpu", ready_timeout_s: float = 300.0, log: Path | None = None,
-                 decoder_spinning: bool | None = None) -> Iterator[LocalServer]:
+def local_server(
+    model_dir: Path,
+    *,
+    max_batch_size: int = 64,
+    threads: int = 2,
+    variant: str | None = None,
+    device: str = "cpu",
+    ready_timeout_s: float = 300.0,
+    log: Path | None = None,
+    decoder_spinning: bool | None = None,
+) -> Iterator[LocalServer]:
     """Serve `model_dir`; yields once healthy. Raises RuntimeError when it exits or never gets ready."""
     port = free_port()
     env = {
@@ -54,8 +63,9 @@ def local_server(model_dir: Path, *, max_batch_size: int = 64, threads: int = 2,
         env["ATENTO_RUNTIME__SHARED_THREAD_POOL"] = "false"
         env["ATENTO_RUNTIME__DECODER_ALLOW_SPINNING"] = "true" if decoder_spinning else "false"
     output = open(log, "wb") if log is not None else subprocess.DEVNULL  # noqa: SIM115 - closed below
-    process = subprocess.Popen([sys.executable, "-m", "service"], cwd=ROOT, env=env, stdout=output,
-                               stderr=subprocess.STDOUT)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "service"], cwd=ROOT, env=env, stdout=output, stderr=subprocess.STDOUT
+    )
     url = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + ready_timeout_s
