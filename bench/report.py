@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import platform
-import subprocess
 from dataclasses import asdict, dataclass, field
 from importlib import metadata
 from pathlib import Path
@@ -24,20 +23,43 @@ class Figure:
     flops_per_token: float | None = None  # of the workload behind `rates` (bench/hardware.py)
 
 
-def machine() -> dict[str, str]:
-    model = platform.processor()
+# The CPU features that decide which kernels onnxruntime, CTranslate2 (oneDNN) and torch can use:
+# AVX-512, VNNI int8 dot products, bf16, and AMX tiles (BENCHMARKS.md reads them off every report).
+CPU_FLAGS = ("avx2", "avx_vnni", "avx512f", "avx512_vnni", "avx512_bf16", "amx_tile", "amx_int8", "amx_bf16")
+
+
+def cpu_info(cpuinfo: Path = Path("/proc/cpuinfo")) -> tuple[str, list[str]]:
+    """The CPU's model name and which of CPU_FLAGS it has, from /proc/cpuinfo (platform's guess elsewhere)."""
     try:
-        lscpu = subprocess.run(["lscpu"], capture_output=True, text=True, check=True).stdout
-        model = next(line.split(":", 1)[1].strip() for line in lscpu.splitlines() if line.startswith("Model name"))
-    except (OSError, subprocess.CalledProcessError, StopIteration):
-        pass
+        text = cpuinfo.read_text()
+    except OSError:
+        return platform.processor() or platform.machine(), []
+    fields: dict[str, str] = {}
+    for line in text.splitlines():  # one block per logical CPU; they agree on these fields
+        key, colon, value = line.partition(":")
+        if colon:
+            fields[key.strip()] = value.strip()
+    flags = set(fields.get("flags", "").split())
+    model = fields.get("model name") or platform.processor() or platform.machine()
+    return model, [flag for flag in CPU_FLAGS if flag in flags]
+
+
+def machine() -> dict[str, str]:
+    """What the figures ran on: CPU model and flags, cores, Python and the libraries under test."""
+    model, flags = cpu_info()
     versions = {}
     for name in ("onnxruntime", "ctranslate2", "torch", "numpy"):
         try:
             versions[name] = metadata.version(name)
         except metadata.PackageNotFoundError:
             versions[name] = "absent"
-    return {"cpu": model, "cores": str(os.cpu_count()), "python": platform.python_version(), **versions}
+    return {
+        "cpu": model,
+        "cpu_flags": " ".join(flags) or "none of " + " ".join(CPU_FLAGS),
+        "cores": str(os.cpu_count()),
+        "python": platform.python_version(),
+        **versions,
+    }
 
 
 # The command that measures each benchmark's figures on its own (`make bench` runs them all).
@@ -63,7 +85,13 @@ def markdown(figures: list[Figure]) -> str:
     return "\n".join(lines)
 
 
-def write_json(path: Path, figures: list[Figure], *, command: str) -> None:
+def write_json(path: Path, figures: list[Figure], *, command: str, skipped: list[str] | None = None) -> None:
+    """The report: the machine, the command, every figure, and a line for each figure not measured."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps({"machine": machine(), "command": command,
-                                "figures": [asdict(f) for f in figures]}, indent=2) + "\n")
+    report = {
+        "machine": machine(),
+        "command": command,
+        "figures": [asdict(f) for f in figures],
+        "skipped": skipped or [],
+    }
+    path.write_text(json.dumps(report, indent=2) + "\n")
