@@ -19,7 +19,7 @@ from tokenizers import models, pre_tokenizers
 from bench.ct2 import convert, vocabulary_of
 from export.graphs import check_graph, export_graphs
 from export.quantize import convert_fp16, quantize_int8
-from export.repository import FORMAT, graph_signature, staged_directory, tool_versions, write_manifest
+from export.model_dir import FORMAT, graph_signature, staged_directory, tool_versions, write_manifest
 from model.checkpoint import load_checkpoint
 from model.config import ModelConfig
 from model.tokenizer import SPECIAL_TOKENS

@@ -19,8 +19,8 @@ from bench.report import Figure
 from bench.workload import Alternated, alternate, make_engine, serve_concurrently, timed
 from model.decoding import greedy_decode
 from service.engine import Engine, GenerationParams
-from service.repository import load_model_directory
-from service.runner import EncoderBatch, OnnxRunner
+from service.engine.model_dir import load_model_directory
+from service.engine.runner import EncoderBatch, OnnxRunner
 
 CT2_TYPES = {"fp32": "float32", "int8": "int8", "fp16": "float16"}  # atento variant -> CTranslate2 type
 

@@ -11,7 +11,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from service.config import BatchingSettings, RuntimeSettings
+from service.engine.settings import BatchingSettings, RuntimeSettings
 from service.engine import AttentionSpec, Engine, GenerationParams, GenerationResult
 
 INPUTS = Path(__file__).resolve().parent.parent / "deploy" / "loadtest" / "inputs.tsv"

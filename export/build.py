@@ -17,9 +17,9 @@ import tokenizers
 from export.config import ExportConfig
 from export.graphs import check_graph, export_graphs
 from export.heldout import HeldOut, held_out_pairs
+from export.model_dir import FORMAT, graph_signature, staged_directory, tool_versions, write_manifest
 from export.parity import OnnxSeq2Seq, ParityReport, check_parity, exact_match
 from export.quantize import convert_fp16, quantize_int8
-from export.repository import FORMAT, graph_signature, staged_directory, tool_versions, write_manifest
 from model.checkpoint import TOKENIZER, Checkpoint, CheckpointError, load_checkpoint
 from model.tokenizer import SPECIAL_TOKENS
 

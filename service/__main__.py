@@ -16,9 +16,9 @@ from types import FrameType
 import uvicorn
 from fastapi import FastAPI
 
-from service.app import begin_drain, create_app
-from service.logs import configure_logging
-from service.settings import ServiceSettings
+from service.http.app import begin_drain, create_app
+from service.http.logs import configure_logging
+from service.http.settings import ServiceSettings
 
 
 class DrainingServer(uvicorn.Server):

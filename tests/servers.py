@@ -15,7 +15,7 @@ import httpx
 import uvicorn
 from fastapi import FastAPI
 
-from service.settings import ServiceSettings
+from service.http.settings import ServiceSettings
 
 
 @dataclass

@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from service.app import create_app
-from service.settings import ServiceSettings
+from service.http.app import create_app
+from service.http.settings import ServiceSettings
 from tests.servers import serve
 
 CHROMIUM = os.environ.get("ATENTO_CHROMIUM", "/usr/bin/chromium")

@@ -96,7 +96,7 @@ def test_image_install_steps_serve_the_bundled_model_without_torch(tmp_path: Pat
         assert answer["generated_text"] == "La heroica ciudad dormía la siesta."
         status, page = get(f"{base}/")
         assert status == 200 and b"<html" in page.lower()
-        imported = run([str(python), "-c", "import service.app, sys; print('torch' in sys.modules)"], cwd=app)
+        imported = run([str(python), "-c", "import service.http.app, sys; print('torch' in sys.modules)"], cwd=app)
         assert imported.stdout.strip() == "False"
     finally:
         server.send_signal(signal.SIGTERM)

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from fake_engine import FakeEngine  # tests/integration is on sys.path (rootdir conftest)
 
-from service.app import create_app
+from service.http.app import create_app
 from tests.servers import Served, make_settings, serve
 
 FakeServerFactory = Callable[..., Served]

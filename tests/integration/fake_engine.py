@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from service.engine import Attention, AttentionSpec, GenerationParams, GenerationResult, TokenEvent
-from service.errors import DeadlineExceeded, InputTooLong, ModelLoadError, ModelNotReady, Overloaded
+from service.engine.errors import DeadlineExceeded, InputTooLong, ModelLoadError, ModelNotReady, Overloaded
 
 EOS = 2
 EOS_TEXT = "</s>"

@@ -18,11 +18,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from service.config import BatchingSettings, RuntimeSettings
 from service.engine import AttentionSpec, Engine, GenerationParams, GenerationResult
-from service.errors import DeadlineExceeded, InferenceFailed, InputTooLong, InvalidInput
-from service.repository import ModelFiles
-from service.runner import OnnxRunner, Runner
+from service.engine.errors import DeadlineExceeded, InferenceFailed, InputTooLong, InvalidInput
+from service.engine.model_dir import ModelFiles
+from service.engine.runner import OnnxRunner, Runner
+from service.engine.settings import BatchingSettings, RuntimeSettings
 
 pytestmark = pytest.mark.slow
 

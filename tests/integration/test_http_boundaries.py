@@ -1,4 +1,5 @@
-"""The service never imports torch; `python -m service` drains on SIGTERM and exits 0."""
+"""The service never imports torch, its engine never imports a web framework; `python -m service`
+drains on SIGTERM and exits 0."""
 
 from __future__ import annotations
 
@@ -19,7 +20,21 @@ ROOT = Path(__file__).parents[2]
 
 
 def test_service_app_does_not_import_torch():
-    code = "import sys, service.app, service.__main__; assert 'torch' not in sys.modules, 'torch imported'"
+    code = "import sys, service.http.app, service.__main__; assert 'torch' not in sys.modules, 'torch imported'"
+    subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True, timeout=120)
+
+
+def test_engine_does_not_import_a_web_framework():
+    code = textwrap.dedent(
+        """
+        import importlib, pkgutil, sys
+        import service.engine
+        for module in pkgutil.walk_packages(service.engine.__path__, "service.engine."):
+            importlib.import_module(module.name)
+        found = sorted({"fastapi", "starlette", "uvicorn", "torch"} & set(sys.modules))
+        assert not found, f"service.engine imported {found}"
+        """
+    )
     subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True, timeout=120)
 
 
@@ -46,8 +61,8 @@ _FAKE_MAIN = textwrap.dedent("""
     from fake_engine import FakeEngine
     import uvicorn
     from service.__main__ import DrainingServer
-    from service.app import create_app
-    from service.settings import ServiceSettings
+    from service.http.app import create_app
+    from service.http.settings import ServiceSettings
 
     settings = ServiceSettings(port=0, shutdown_grace_s=10)
     app = create_app(settings, engine=FakeEngine(step_delay_s=0.05))

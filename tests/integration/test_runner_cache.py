@@ -8,9 +8,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from service.config import RuntimeSettings
-from service.repository import load_model_directory
-from service.runner import EncoderBatch, KvCache, OnnxRunner
+from service.engine.model_dir import load_model_directory
+from service.engine.runner import EncoderBatch, KvCache, OnnxRunner
+from service.engine.settings import RuntimeSettings
 
 pytestmark = pytest.mark.slow  # uses the session's tiny model
 

@@ -17,12 +17,12 @@ import httpx
 import numpy as np
 from prometheus_client.parser import text_string_to_metric_families
 
-from service.app import create_app
-from service.config import BatchingSettings, RuntimeSettings
 from service.engine import Engine
-from service.repository import ModelFiles
-from service.runner import OnnxRunner, Runner
-from service.settings import ServiceSettings
+from service.engine.model_dir import ModelFiles
+from service.engine.runner import OnnxRunner, Runner
+from service.engine.settings import BatchingSettings, RuntimeSettings
+from service.http.app import create_app
+from service.http.settings import ServiceSettings
 from tests.servers import Served, serve
 
 # One intra-op thread: these tests share 2 cores with other work, and more threads only add contention.

@@ -19,7 +19,7 @@ import httpx
 import pytest
 from harness import TEXTS, metrics, real_server, unloaded_outputs, wait_for_idle
 
-from service.config import BatchingSettings
+from service.engine.settings import BatchingSettings
 
 pytestmark = pytest.mark.slow
 

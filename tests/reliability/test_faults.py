@@ -4,7 +4,7 @@ tests/integration/test_engine.py::test_a_fault_fails_only_that_step proves the e
 fault; this proves it over HTTP with requests in three places at once (in the failing step, streaming in
 it, waiting in the queue): each request of the step gets a 500 (or, once streaming, an error event) with
 an error id that is in the log, and every other request, then and after, gets its unloaded answer.
-tests/unit/service/test_repository.py proves the messages; here `python -m service` itself must exit
+tests/unit/service/engine/test_model_dir.py proves the messages; here `python -m service` itself must exit
 non-zero with the file named while /health/ready never says ready.
 """
 
@@ -27,7 +27,7 @@ import numpy as np
 import pytest
 from harness import TEXTS, metrics, real_server, unloaded_outputs, wait_for_idle
 
-from service.config import BatchingSettings
+from service.engine.settings import BatchingSettings
 
 pytestmark = pytest.mark.slow
 ROOT = Path(__file__).parents[2]

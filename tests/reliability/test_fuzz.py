@@ -34,8 +34,8 @@ from schemathesis.checks import (
 from schemathesis.core.failures import FailureGroup
 from schemathesis.python import asgi
 
-from service.app import create_app
-from service.config import BatchingSettings
+from service.engine.settings import BatchingSettings
+from service.http.app import create_app
 
 pytestmark = pytest.mark.slow
 

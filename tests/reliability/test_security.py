@@ -28,7 +28,7 @@ from fastapi.routing import APIRoute
 from harness import TEXTS, Served, real_server
 from starlette.routing import Mount
 
-from service.config import BatchingSettings
+from service.engine.settings import BatchingSettings
 from tests.servers import wait_process_ready
 
 pytestmark = pytest.mark.slow

@@ -38,7 +38,7 @@ _LAUNCHER = textwrap.dedent("""
     import os, sys
     sys.path.insert(0, "tests/reliability")
     from harness import PacedRunnerFactory
-    import service.app
+    import service.http.app
     from service.__main__ import main
     from service.engine import Engine
 
@@ -48,7 +48,7 @@ _LAUNCHER = textwrap.dedent("""
         return Engine(settings.model_dir, runtime=settings.runtime, batching=settings.batching,
                       observer=metrics, runner_factory=factory)
 
-    service.app._build_engine = build_engine  # the one seam: which runner the engine uses
+    service.http.app._build_engine = build_engine  # the one seam: which runner the engine uses
     sys.exit(main())
 """)
 

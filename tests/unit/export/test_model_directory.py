@@ -9,7 +9,7 @@ import onnx
 import pytest
 
 from export.graphs import DECODER_OUTPUTS, ENCODER_INPUTS, ENCODER_OUTPUTS, check_graph, decoder_input_names
-from export.repository import sha256_file
+from export.model_dir import sha256_file
 
 pytestmark = pytest.mark.slow  # uses the session's tiny model
 

@@ -1,0 +1,449 @@
+"""The engine the HTTP layer calls (docs/engine-api.md): submit requests, stream their tokens.
+
+An EngineLoop worker thread runs the pure Scheduler and the BatchExecutor step after step, off the
+event loop; tokens and results reach each RequestHandle through `loop.call_soon_threadsafe`.
+No HTTP here, and no torch.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import itertools
+import logging
+import random
+import threading
+import time
+import uuid
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from service.engine.errors import (
+    DeadlineExceeded,
+    InferenceFailed,
+    InputTooLong,
+    InvalidInput,
+    ModelNotReady,
+    Overloaded,
+    ServingError,
+)
+from service.engine.executor import BatchExecutor, ModelShape, Request, SpecialIds, StepFailed, StepOutcome
+from service.engine.handle import RequestHandle
+from service.engine.model_dir import ModelFiles, load_model_directory
+from service.engine.observer import EngineObserver, NoObserver
+from service.engine.runner import OnnxRunner, Runner
+from service.engine.scheduler import BatchPolicy, Dropped, PendingRequest, Scheduler, StepResults
+from service.engine.settings import BatchingSettings, RuntimeSettings
+from service.engine.tokenizer import Tokenizer
+from service.engine.types import (
+    Attention,
+    AttentionSpec,
+    GenerationParams,
+    GenerationResult,
+    TokenEvent,
+)
+
+__all__ = [
+    "Attention",
+    "AttentionSpec",
+    "Engine",
+    "EngineObserver",
+    "EngineStats",
+    "GenerationParams",
+    "GenerationResult",
+    "ModelInfo",
+    "RequestHandle",
+    "TokenEvent",
+]
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class EngineStats:
+    queue_depth: int
+    running_sequences: int  # decoder rows (beams count each)
+    running_requests: int
+
+
+@dataclass(frozen=True)
+class ModelInfo:
+    name: str
+    version: str
+    config: Mapping[str, Any]
+    files: Mapping[str, str]  # file name -> sha256
+    variant: str
+    provider: str
+    max_source_tokens: int
+    max_target_tokens: int
+    limits: Mapping[str, Any]  # the batching settings
+
+
+def _run_all(calls: list[Callable[[], None]]) -> None:
+    for call in calls:
+        call()
+
+
+@dataclass
+class _Entry:
+    request: Request
+    handle: RequestHandle
+    generated: int = 0
+
+
+@dataclass
+class _Loaded:
+    model: ModelFiles
+    tokenizer: Tokenizer
+    runner: Runner
+    provider: str
+    executor: BatchExecutor = field(init=False)
+
+
+RunnerFactory = Callable[[ModelFiles], Runner]
+
+
+class Engine:
+    def __init__(
+        self,
+        model_dir: Path,
+        *,
+        variant: str | None = None,
+        device: str = "cpu",
+        runtime: RuntimeSettings | None = None,
+        batching: BatchingSettings | None = None,
+        observer: EngineObserver | None = None,
+        runner_factory: RunnerFactory | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.model_dir = Path(model_dir)
+        self.variant = variant
+        self.device = device
+        self.runtime = runtime or RuntimeSettings()
+        self.batching = batching or BatchingSettings()
+        self.observer: EngineObserver = observer or NoObserver()
+        self._runner_factory = runner_factory
+        self._clock = clock
+        self._scheduler = Scheduler(BatchPolicy.from_settings(self.batching))
+        # Ids unique within this engine; a counter, because uuid4 reads os.urandom, a system call per request.
+        self._request_numbers = itertools.count(1)
+        self._lock = threading.Lock()  # guards the scheduler and _entries (event loop vs worker thread)
+        self._wake = threading.Condition(self._lock)
+        self._entries: dict[str, _Entry] = {}
+        self._loaded: _Loaded | None = None
+        self._thread: threading.Thread | None = None
+        self._accepting = False
+        self._stopping = False
+        self._rows = 0
+
+    @classmethod
+    def from_settings(
+        cls,
+        model_dir: Path,
+        *,
+        variant: str,
+        device: str,
+        runtime: RuntimeSettings,
+        batching: BatchingSettings,
+        observer: EngineObserver | None = None,
+    ) -> Engine:
+        return cls(model_dir, variant=variant, device=device, runtime=runtime, batching=batching, observer=observer)
+
+    # ---- lifecycle ----
+
+    async def start(self) -> None:
+        """Load and verify the model directory, warm up, start the worker. Raises ModelLoadError."""
+        self._loaded = await asyncio.to_thread(self._load)
+        self._stopping = False
+        self._thread = threading.Thread(target=self._run, name="atento-engine", daemon=True)
+        self._thread.start()
+        self._accepting = True
+
+    def _load(self) -> _Loaded:
+        model = load_model_directory(self.model_dir, variant=self.variant)
+        tokenizer = Tokenizer.from_file(model.tokenizer, eos_id=model.special_tokens["eos"])
+        if self._runner_factory is not None:
+            runner, provider = self._runner_factory(model), "custom"
+        else:
+            onnx = OnnxRunner(model, runtime=self.runtime, device=self.device)
+            runner, provider = onnx, onnx.provider
+        loaded = _Loaded(model, tokenizer, runner, provider)
+        special = SpecialIds(
+            pad=model.special_tokens["pad"], bos=model.special_tokens["bos"], eos=model.special_tokens["eos"]
+        )
+        shape = ModelShape(n_layers=model.n_layers, n_encoder_layers=model.n_encoder_layers, n_heads=model.n_heads)
+        loaded.executor = BatchExecutor(runner, tokenizer, special=special, shape=shape)
+        # Warm-up: one short generation through both graphs, so the first request pays no lazy init.
+        warm = Request("warmup", tokenizer.encode("warm up")[0], GenerationParams(max_new_tokens=2))
+        outcome = loaded.executor.step([warm])
+        while warm.id not in outcome.results and loaded.executor.rows:
+            outcome = loaded.executor.step([])
+        return loaded
+
+    async def stop(self, *, drain: bool = True, timeout_s: float = 30.0) -> None:
+        """Stop accepting; with drain, let in-flight work finish up to timeout_s; fail what is left."""
+        self._accepting = False
+        deadline = time.monotonic() + timeout_s
+        while drain and time.monotonic() < deadline:
+            with self._lock:
+                if self._scheduler.empty:
+                    break
+            await asyncio.sleep(0.01)
+        with self._lock:
+            self._stopping = True
+            self._wake.notify_all()
+        if self._thread is not None:
+            await asyncio.to_thread(self._thread.join, timeout_s)
+            self._thread = None
+        with self._lock:
+            left = self._scheduler.drop_all()
+            entries = [self._entries.pop(i) for i in left if i in self._entries]
+        if self._loaded is not None:
+            self._loaded.executor.reset()
+        for entry in entries:
+            self._deliver(entry.handle, ModelNotReady("the engine stopped before this request finished"))
+
+    @property
+    def ready(self) -> bool:
+        return self._accepting and self._loaded is not None
+
+    @property
+    def info(self) -> ModelInfo:
+        loaded = self._require_loaded()
+        model = loaded.model
+        return ModelInfo(
+            name=model.name,
+            version=model.version,
+            config=dict(model.config),
+            files=dict(model.sha256),
+            variant=model.variant,
+            provider=loaded.provider,
+            max_source_tokens=model.max_source_tokens,
+            max_target_tokens=model.max_target_tokens,
+            limits=self.batching.model_dump(),
+        )
+
+    def stats(self) -> EngineStats:
+        with self._lock:
+            return EngineStats(
+                queue_depth=self._scheduler.queue_depth,
+                running_sequences=self._rows,
+                running_requests=self._scheduler.running_requests,
+            )
+
+    # ---- requests ----
+
+    def tokenize(self, text: str) -> tuple[list[int], list[tuple[int, int]]]:
+        return self._require_loaded().tokenizer.encode(text)
+
+    def submit(
+        self,
+        text: str,
+        params: GenerationParams,
+        *,
+        attention: AttentionSpec | None = None,
+        forced_target: str | None = None,
+        stream: bool = True,
+    ) -> RequestHandle:
+        """Queue a generation. Raises InvalidInput / InputTooLong / Overloaded / ModelNotReady at once.
+
+        With stream=False the handle only answers result(): its tokens are not passed to the event
+        loop one by one, which saves the loop that work for every token of a non-streaming request.
+        """
+        if not self.ready:
+            raise ModelNotReady("the model is not loaded yet" if self._loaded is None else "the engine is stopping")
+        loaded = self._require_loaded()
+        try:
+            request, rows = self._build_request(text, params, attention, forced_target, loaded)
+        except ServingError as error:
+            self.observer.on_reject(error.error_type)
+            raise
+        handle = RequestHandle(request.id, asyncio.get_running_loop(), self._cancel, stream=stream)
+        now = self._clock()
+        deadline = now + params.timeout_s if params.timeout_s is not None else None
+        pending = PendingRequest(
+            request.id,
+            rows=rows,
+            tokens=rows * (len(request.source_ids) + request.params.max_new_tokens),
+            deadline=deadline,
+        )
+        with self._lock:
+            try:
+                self._scheduler.add(pending, now=now)
+            except Overloaded:
+                self.observer.on_reject("overloaded")
+                raise
+            self._entries[request.id] = _Entry(request, handle)
+        # Wake the worker once this event loop turn ends, not now: requests submitted together (in
+        # one turn) then join in one encoder pass instead of the first one racing ahead alone.
+        handle._loop.call_soon(self._notify_worker)
+        return handle
+
+    def _notify_worker(self) -> None:
+        with self._lock:
+            self._wake.notify()
+
+    def _build_request(
+        self,
+        text: str,
+        params: GenerationParams,
+        attention: AttentionSpec | None,
+        forced_target: str | None,
+        loaded: _Loaded,
+    ) -> tuple[Request, int]:
+        model = loaded.model
+        if not isinstance(text, str):
+            raise InvalidInput("text must be a string")
+        params.validate()
+        if attention is not None:
+            attention.validate(
+                encoder_layers=model.n_encoder_layers, decoder_layers=model.n_layers, heads=model.n_heads
+            )
+        if params.num_beams > self.batching.max_batch_size:
+            raise InvalidInput(f"num_beams must be <= max_batch_size ({self.batching.max_batch_size})")
+        source_ids, _ = loaded.tokenizer.encode(text)
+        if len(source_ids) > model.max_source_tokens:
+            raise InputTooLong(
+                f"the input has {len(source_ids)} tokens with EOS; the limit is {model.max_source_tokens}"
+            )
+        target_ids = None
+        if forced_target is not None:
+            target_ids = loaded.tokenizer.encode_plain(forced_target)
+            if len(target_ids) + 1 > model.max_target_tokens:
+                raise InputTooLong(
+                    f"forced_target has {len(target_ids)} tokens; the limit is {model.max_target_tokens - 1}"
+                )
+        clipped = replace(params, max_new_tokens=min(params.max_new_tokens, model.max_target_tokens - 1))
+        seed = params.seed
+        if params.do_sample and seed is None:
+            seed = random.SystemRandom().getrandbits(63)
+        request = Request(
+            f"r{next(self._request_numbers)}",
+            source_ids,
+            clipped,
+            seed=seed,
+            attention=attention,
+            forced_target=target_ids,
+        )
+        return request, params.num_beams
+
+    def _cancel(self, request_id: str, reason: str) -> None:
+        with self._lock:
+            if self._scheduler.cancel(request_id, reason):
+                self._wake.notify()
+
+    def _require_loaded(self) -> _Loaded:
+        if self._loaded is None:
+            raise ModelNotReady("the model is not loaded yet")
+        return self._loaded
+
+    # ---- the worker thread (EngineLoop) ----
+
+    def _run(self) -> None:
+        while not self._stopping:
+            try:
+                self._loop_once(self._require_loaded().executor)
+            except Exception:  # the worker must outlive any bug in one iteration; executor errors are handled inside
+                logger.exception("engine loop iteration failed")
+
+    def _loop_once(self, executor: BatchExecutor) -> None:
+        """One iteration: plan, drop, step, dispatch (any exception in the step fails only its requests)."""
+        with self._lock:
+            if self._stopping:
+                return
+            plan = self._scheduler.plan_step(now=self._clock())
+            if plan.idle:
+                self._wake.wait(timeout=plan.wait_s if plan.wait_s is not None else 0.5)
+                return
+            entries = {i: self._entries[i] for i in plan.running if i in self._entries}
+            dropped = [(d, self._entries.pop(d.id, None)) for d in plan.drop]
+        self._handle_drops(executor, dropped)
+        now = self._clock()
+        joins = [entries[p.id].request for p in plan.join if p.id in entries]
+        for pending in plan.join:
+            self.observer.on_queue_wait(now - pending.enqueued_at)
+        started = time.perf_counter()
+        try:
+            outcome = executor.step(joins)
+        except StepFailed as failure:
+            error_id = uuid.uuid4().hex[:12]
+            logger.error(
+                "inference step failed error_id=%s requests=%s",
+                error_id,
+                failure.request_ids,
+                exc_info=failure.cause,
+            )
+            self._retire(executor, failure.request_ids)
+            for request_id in failure.request_ids:
+                entry = entries.get(request_id)
+                if entry is not None:
+                    self._deliver(
+                        entry.handle,
+                        InferenceFailed(f"inference failed (error_id={error_id})", error_id=error_id),
+                    )
+        else:
+            self.observer.on_step(outcome.rows, time.perf_counter() - started)
+            # Budgets and gauges are released before results are delivered, so a caller that has
+            # its result already sees the freed slot in stats().
+            self._retire(executor, list(outcome.results))
+            self._dispatch(outcome, entries)
+
+    def _retire(self, executor: BatchExecutor, finished: list[str]) -> None:
+        with self._lock:
+            self._scheduler.finish_step(StepResults(finished=finished))
+            for request_id in finished:
+                self._entries.pop(request_id, None)
+            self._rows = executor.rows
+
+    def _handle_drops(self, executor: BatchExecutor, dropped: list[tuple[Dropped, _Entry | None]]) -> None:
+        executor.drop([d.id for d, _ in dropped if d.was_running])
+        with self._lock:
+            self._rows = executor.rows
+        for drop, entry in dropped:
+            if drop.reason == "deadline":
+                self.observer.on_cancel("deadline")
+                if entry is not None:
+                    self._deliver(entry.handle, DeadlineExceeded("the request passed its deadline"))
+            else:
+                self.observer.on_cancel(drop.reason.split(":", 1)[1])
+                if entry is not None:
+                    self._deliver(entry.handle, None)
+
+    def _dispatch(self, outcome: StepOutcome, entries: dict[str, _Entry]) -> None:
+        now = time.monotonic()
+        # One call_soon_threadsafe per event loop per step (not per token): each call wakes the loop
+        # through its self-pipe and makes the two threads trade the GIL.
+        batches: dict[asyncio.AbstractEventLoop, list[Callable[[], None]]] = {}
+        for request_id, event in outcome.tokens:
+            entry = entries.get(request_id)
+            if entry is None:
+                continue
+            handle = entry.handle
+            if handle.last_token_at is None:
+                self.observer.on_first_token(now - handle.submitted_at)
+            else:
+                self.observer.on_token(now - handle.last_token_at)
+            handle.last_token_at = now
+            entry.generated += 1
+            if handle.stream:
+                batches.setdefault(handle._loop, []).append(functools.partial(handle._push, event))
+        for request_id, result in outcome.results.items():
+            entry = entries.get(request_id)
+            if entry is None:
+                continue
+            self.observer.on_finish(len(entry.request.source_ids), len(result.token_ids))
+            batches.setdefault(entry.handle._loop, []).append(functools.partial(entry.handle._finish, result))
+        for loop, calls in batches.items():
+            try:
+                loop.call_soon_threadsafe(_run_all, calls)
+            except RuntimeError:  # the event loop is closed: nobody is waiting any more
+                pass
+
+    @staticmethod
+    def _deliver(handle: RequestHandle, result: GenerationResult | BaseException | None) -> None:
+        try:
+            handle._loop.call_soon_threadsafe(handle._finish, result)
+        except RuntimeError:  # the event loop is closed: nobody is waiting any more
+            pass

@@ -1,0 +1,78 @@
+"""The handle of one submitted request: its tokens as an async iterator, its result as an awaitable.
+
+The engine's worker thread fills it through its event loop (call_soon_threadsafe); the HTTP layer and
+any other caller only read it. Part of the engine API (docs/engine-api.md), exported by service.engine.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+from service.engine.types import GenerationResult, TokenEvent
+
+_DONE = object()  # end-of-stream marker in a handle's token queue
+
+
+class RequestHandle:
+    """One submitted request: iterate it for tokens, await result() for the whole generation."""
+
+    def __init__(
+        self,
+        request_id: str,
+        loop: asyncio.AbstractEventLoop,
+        cancel: Callable[[str, str], None],
+        *,
+        stream: bool = True,
+    ) -> None:
+        self.id = request_id
+        self.stream = stream  # False: only result() is awaited, so tokens are not handed over one by one
+        self._loop = loop
+        self._cancel = cancel
+        self._queue: asyncio.Queue[Any] = asyncio.Queue()
+        self._result: asyncio.Future[GenerationResult] = loop.create_future()
+        self.submitted_at = time.monotonic()
+        self.last_token_at: float | None = None
+
+    async def _stream(self) -> AsyncIterator[TokenEvent]:
+        while True:
+            item = await self._queue.get()
+            if item is _DONE:
+                break
+            yield item
+        if not self._result.cancelled() and self._result.exception() is not None:
+            raise self._result.exception()  # type: ignore[misc]  # checked not None just above
+
+    def __aiter__(self) -> AsyncIterator[TokenEvent]:
+        if not self.stream:
+            raise RuntimeError("this request was submitted with stream=False: await result() instead")
+        return self._stream()
+
+    def result(self) -> asyncio.Future[GenerationResult]:
+        """Await it for the final result. Raises InferenceFailed / DeadlineExceeded; CancelledError once
+        cancelled. A future rather than a coroutine, so that gathering many handles creates no tasks;
+        cancelling the awaiting caller leaves the request running (cancel() stops it)."""
+        return asyncio.shield(self._result)
+
+    def cancel(self, reason: str = "disconnect") -> None:
+        """Free this request's batch slot at the next step (no-op once finished)."""
+        if not self._result.done():
+            self._cancel(self.id, reason)
+
+    # Called on the event loop thread (via call_soon_threadsafe) by the engine.
+    def _push(self, event: TokenEvent) -> None:
+        self._queue.put_nowait(event)
+
+    def _finish(self, result: GenerationResult | BaseException | None) -> None:
+        if self._result.done():
+            return
+        if result is None:
+            self._result.cancel()
+        elif isinstance(result, BaseException):
+            self._result.set_exception(result)
+            self._result.exception()  # mark retrieved: an unawaited failure is not a loop warning
+        else:
+            self._result.set_result(result)
+        self._queue.put_nowait(_DONE)

@@ -1,0 +1,251 @@
+"""Load and verify a model directory (docs/model-directory.md): manifest, sha256 of every file, graph I/O.
+
+Pure Python: the runner passes the loaded graphs' signatures to `check_graph_signature`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from service.engine.errors import ModelLoadError
+
+MANIFEST = "manifest.json"
+FORMAT = "atento-model/2"
+TOKENIZER = "tokenizer.json"
+
+# The tensor vocabulary both graphs must expose (names equal the PyTorch argument names).
+ENCODER_INPUTS = ("src", "src_mask")
+ENCODER_OUTPUTS = ("memory", "cross_keys", "cross_values", "encoder_attention")
+CACHE_INPUTS = ("past_keys", "past_values", "cross_keys", "cross_values")  # the decoder's, one per layer
+DECODER_OUTPUTS = ("logits", "new_keys", "new_values", "decoder_attention", "cross_attention")
+
+
+def decoder_input_names(layers: int) -> tuple[str, ...]:
+    """The decoder graph's inputs: "past_keys.0" .. "cross_values.{layers-1}" after the four others."""
+    return ("tgt", "tgt_positions", "self_mask", "src_mask",
+            *(f"{name}.{layer}" for name in CACHE_INPUTS for layer in range(layers)))
+
+
+Dim = int | str | None
+
+
+@dataclass(frozen=True)
+class TensorSpec:
+    name: str
+    dtype: str  # "int64" | "float32" | "bool"
+    shape: tuple[Dim, ...]  # int = fixed, str = symbolic
+
+
+@dataclass(frozen=True)
+class ModelFiles:
+    """A verified model directory: where the files are and what the manifest says about them."""
+
+    directory: Path
+    name: str
+    version: str
+    variant: str
+    encoder: Path
+    decoder: Path
+    tokenizer: Path
+    config: Mapping[str, Any]
+    special_tokens: Mapping[str, int]
+    max_source_tokens: int
+    max_target_tokens: int
+    graphs: Mapping[str, Mapping[str, tuple[TensorSpec, ...]]]  # "encoder"/"decoder" -> inputs/outputs
+    sha256: Mapping[str, str]
+    manifest: Mapping[str, Any]
+
+    @property
+    def n_layers(self) -> int:
+        return int(self.config["n_decoder_layers"])
+
+    @property
+    def n_encoder_layers(self) -> int:
+        return int(self.config["n_encoder_layers"])
+
+    @property
+    def n_heads(self) -> int:
+        return int(self.config["n_heads"])
+
+    @property
+    def head_dim(self) -> int:
+        return int(self.config["d_model"]) // self.n_heads
+
+    @property
+    def vocab_size(self) -> int:
+        return int(self.config["vocab_size"])
+
+
+def sha256_of(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _require(data: Mapping[str, Any], key: str, kind: type | tuple[type, ...], where: str) -> Any:
+    if key not in data:
+        raise ModelLoadError(f"{where}: missing field {key!r}")
+    value = data[key]
+    if not isinstance(value, kind) or isinstance(value, bool) and kind is int:
+        raise ModelLoadError(f"{where}: field {key!r} has the wrong type ({type(value).__name__})")
+    return value
+
+
+def _tensor_specs(entries: Any, where: str) -> tuple[TensorSpec, ...]:
+    if not isinstance(entries, list):
+        raise ModelLoadError(f"{where} must be a list")
+    specs = []
+    for entry in entries:
+        if not isinstance(entry, dict):
+            raise ModelLoadError(f"{where}: each entry must be an object")
+        name = _require(entry, "name", str, where)
+        dtype = _require(entry, "dtype", str, where)
+        shape = _require(entry, "shape", list, where)
+        specs.append(TensorSpec(name, dtype, tuple(shape)))
+    return tuple(specs)
+
+
+def load_model_directory(directory: Path | str, *, variant: str | None = None) -> ModelFiles:
+    """Read the manifest, verify every listed file's sha256 and pick a variant's graphs.
+
+    Args:
+        directory: the model directory (models/NAME/VERSION).
+        variant: a key of manifest["variants"]; None = manifest["default_variant"].
+
+    Returns:
+        The verified ModelFiles.
+
+    Raises:
+        ModelLoadError: naming the missing, corrupt or inconsistent file.
+    """
+    directory = Path(directory)
+    manifest_path = directory / MANIFEST
+    if not manifest_path.is_file():
+        raise ModelLoadError(f"{manifest_path} is missing")
+    try:
+        manifest = json.loads(manifest_path.read_text())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise ModelLoadError(f"{manifest_path} is not valid JSON: {error}") from error
+    where = str(manifest_path)
+    if not isinstance(manifest, dict):
+        raise ModelLoadError(f"{where}: must be a JSON object")
+    if manifest.get("format") != FORMAT:
+        raise ModelLoadError(
+            f"{where}: format is {manifest.get('format')!r}, expected {FORMAT!r} "
+            "(export the checkpoint again with `python -m export`)"
+        )
+    files = _require(manifest, "files", dict, where)
+    for name, expected in files.items():
+        path = directory / name
+        if Path(name).is_absolute() or ".." in Path(name).parts:
+            raise ModelLoadError(f"{where}: file name {name!r} escapes the model directory")
+        if not path.is_file():
+            raise ModelLoadError(f"{path} is missing (listed in {MANIFEST})")
+        actual = sha256_of(path)
+        if actual != expected:
+            raise ModelLoadError(f"{path} is corrupt: sha256 {actual} != {expected} in {MANIFEST}")
+    variants = _require(manifest, "variants", dict, where)
+    chosen = variant or _require(manifest, "default_variant", str, where)
+    if chosen not in variants:
+        raise ModelLoadError(f"{where}: no variant {chosen!r} (have {sorted(variants)})")
+    graph_files = variants[chosen]
+    paths: dict[str, Path] = {}
+    for role in ("encoder", "decoder"):
+        name = _require(graph_files, role, str, f"{where} variants.{chosen}")
+        if name not in files:
+            raise ModelLoadError(f"{directory / name} has no sha256 in {MANIFEST}")
+        paths[role] = directory / name
+    if TOKENIZER not in files:
+        raise ModelLoadError(f"{directory / TOKENIZER} has no sha256 in {MANIFEST}")
+    config = _require(manifest, "config", dict, where)
+    for key in ("vocab_size", "d_model", "n_heads", "n_encoder_layers", "n_decoder_layers"):
+        _require(config, key, int, f"{where} config")
+    special = _require(manifest, "special_tokens", dict, where)
+    for key in ("pad", "bos", "eos"):
+        _require(special, key, int, f"{where} special_tokens")
+    graphs_entry = _require(manifest, "graphs", dict, where)
+    graphs: dict[str, dict[str, tuple[TensorSpec, ...]]] = {}
+    for role in ("encoder", "decoder"):
+        entry = _require(graphs_entry, role, dict, f"{where} graphs")
+        graphs[role] = {
+            kind: _tensor_specs(entry.get(kind), f"{where} graphs.{role}.{kind}") for kind in ("inputs", "outputs")
+        }
+    return ModelFiles(
+        directory=directory,
+        name=str(manifest.get("name", directory.parent.name)),
+        version=str(manifest.get("version", directory.name)),
+        variant=chosen,
+        encoder=paths["encoder"],
+        decoder=paths["decoder"],
+        tokenizer=directory / TOKENIZER,
+        config=config,
+        special_tokens=special,
+        max_source_tokens=_require(manifest, "max_source_tokens", int, where),
+        max_target_tokens=_require(manifest, "max_target_tokens", int, where),
+        graphs=graphs,
+        sha256=dict(files),
+        manifest=manifest,
+    )
+
+
+def expected_fixed_dims(model: ModelFiles) -> dict[str, dict[int, int]]:
+    """Dimensions the config fixes, per tensor name: axis -> size."""
+    layers, heads, head_dim = model.n_layers, model.n_heads, model.head_dim
+    stacked = {0: layers, 2: heads, 4: head_dim}
+    per_layer = {1: heads, 3: head_dim}
+    return {
+        **{f"{name}.{layer}": per_layer for name in CACHE_INPUTS for layer in range(layers)},
+        "new_keys": stacked,
+        "new_values": stacked,
+        "cross_keys": stacked,  # the encoder's outputs
+        "cross_values": stacked,
+        "memory": {2: int(model.config["d_model"])},
+        "logits": {2: model.vocab_size},
+        "encoder_attention": {0: model.n_encoder_layers, 2: heads},
+        "decoder_attention": {0: layers, 2: heads},
+        "cross_attention": {0: layers, 2: heads},
+    }
+
+
+def check_graph_signature(model: ModelFiles, role: str, kind: str, actual: Sequence[TensorSpec], *, file: Path) -> None:
+    """Compare a loaded graph's inputs or outputs with the manifest and the tensor vocabulary.
+
+    Raises:
+        ModelLoadError: naming `file` and the first mismatching tensor.
+    """
+    required = {
+        ("encoder", "inputs"): ENCODER_INPUTS,
+        ("encoder", "outputs"): ENCODER_OUTPUTS,
+        ("decoder", "inputs"): decoder_input_names(model.n_layers),
+        ("decoder", "outputs"): DECODER_OUTPUTS,
+    }[(role, kind)]
+    by_name = {spec.name: spec for spec in actual}
+    missing = [name for name in required if name not in by_name]
+    if missing:
+        raise ModelLoadError(f"{file}: graph {kind} lack {missing}")
+    declared = {spec.name: spec for spec in model.graphs[role][kind]}
+    if set(declared) != set(by_name):
+        raise ModelLoadError(
+            f"{file}: graph {kind} {sorted(by_name)} != {MANIFEST} graphs.{role}.{kind} {sorted(declared)}"
+        )
+    fixed = expected_fixed_dims(model)
+    for name, spec in by_name.items():
+        want = declared[name]
+        if spec.dtype != want.dtype or len(spec.shape) != len(want.shape):
+            raise ModelLoadError(
+                f"{file}: {name} is {spec.dtype}{list(spec.shape)}; manifest: {want.dtype}{list(want.shape)}"
+            )
+        for axis, (got, expected) in enumerate(zip(spec.shape, want.shape, strict=True)):
+            # Symbolic names may differ between exporters; fixed sizes must match exactly.
+            if isinstance(expected, int) and got != expected:
+                raise ModelLoadError(f"{file}: {name} axis {axis} is {got}, {MANIFEST} says {expected}")
+        for axis, size in fixed.get(name, {}).items():
+            if axis < len(spec.shape) and isinstance(spec.shape[axis], int) and spec.shape[axis] != size:
+                raise ModelLoadError(f"{file}: {name} axis {axis} is {spec.shape[axis]}, the config implies {size}")

@@ -1,0 +1,54 @@
+"""The engine's settings: batching limits and onnxruntime session options (plain pydantic models).
+
+`service/http/settings.py` nests these in the environment-driven ServiceSettings; nothing here reads env.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+
+class BatchingSettings(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    max_batch_size: int = Field(32, ge=1, le=4096)  # sequences (beam hypotheses count each) per step
+    # Reserved per request as num_beams * (source tokens + max_new_tokens): bounds the KV cache.
+    max_tokens_in_flight: int = Field(16384, ge=1)
+    max_queue: int = Field(256, ge=0)  # waiting requests; beyond it submit raises Overloaded at once
+    # When the engine is idle, wait up to this long for more arrivals so their encoder passes batch.
+    max_wait_ms: float = Field(0.0, ge=0.0, le=10_000.0)
+
+
+class RuntimeSettings(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    intra_op_threads: int = Field(0, ge=0, le=1024)  # 0 = onnxruntime's default (one per core)
+    inter_op_threads: int = Field(0, ge=0, le=1024)
+    graph_optimization: Literal["disable", "basic", "extended", "all"] = "all"
+    # True: both sessions run on onnxruntime's one process-wide pool of spinning intra-op threads. The
+    # encoder and decoder alternate within every step; with a pool each, the idle pool's spinning
+    # threads took the busy one's cores, so each pool had to stop spinning, and waking threads costs
+    # every small operator (2 cores, bundled model, `bench/runtime_ab.py`: 1.41x tok/s at 32
+    # concurrent, 1.34x one at a time; HTTP 3,212 -> 4,131). The pool belongs to the process: its first user sizes it
+    # (`intra_op_threads`, `inter_op_threads`), and once it exists onnxruntime refuses a pool of its
+    # own to every other session in the process. Hence None (the default): on in atento's own server
+    # process (`python -m service` resolves it), off for an Engine embedded in someone else's program.
+    # The two spinning switches below apply only to sessions with a pool of their own.
+    shared_thread_pool: bool | None = None
+    # Per-session pools: spinning intra-op threads of the idle session steal a core from the busy one
+    # while the encoder and decoder alternate: measured 1.25-2.5x slower at small batches on 2 cores.
+    allow_spinning: bool = False  # encoder session
+    # Off too: with few cores the spinning decoder threads compete with the Python step loop and
+    # other processes (measured on 2 cores: batch 32 0.78x -> 1.26x CTranslate2, batch 1 834 -> 1908
+    # tok/s with it off). Turn on only with cores to spare.
+    decoder_allow_spinning: bool = False
+    io_binding: bool = True  # CUDA only: keep the cross-attention keys/values on the device between steps
+
+    @model_validator(mode="after")
+    def _check_threads(self) -> RuntimeSettings:
+        if self.inter_op_threads > 0 and self.intra_op_threads == 0:
+            # Not an error in onnxruntime, but almost always a misconfiguration worth failing loudly.
+            raise ValueError("set intra_op_threads when setting inter_op_threads")
+        return self

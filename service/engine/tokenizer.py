@@ -1,0 +1,95 @@
+"""The service's tokenizer: `tokenizers` loaded from the model directory's tokenizer.json.
+
+Encodes with character offsets (EOS appended) and detokenizes incrementally for streaming.
+Imports only `tokenizers`; never model/.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Protocol
+
+import tokenizers
+
+from service.engine.errors import ModelLoadError
+
+
+class Tokenizer:
+    """Literal special-token text in the input ("<s>") is encoded as ordinary text, as in training."""
+
+    def __init__(self, tok: tokenizers.Tokenizer, *, eos_id: int) -> None:
+        self._tok = tok
+        self._tok.encode_special_tokens = True
+        self.eos_id = eos_id
+
+    @classmethod
+    def from_file(cls, path: Path, *, eos_id: int) -> Tokenizer:
+        try:
+            return cls(tokenizers.Tokenizer.from_file(str(path)), eos_id=eos_id)
+        except Exception as error:  # tokenizers raises a bare Exception for malformed files
+            raise ModelLoadError(f"{path} is not a valid tokenizer: {error}") from error
+
+    @property
+    def vocab_size(self) -> int:
+        return int(self._tok.get_vocab_size(with_added_tokens=True))
+
+    def encode(self, text: str) -> tuple[list[int], list[tuple[int, int]]]:
+        """Ids with EOS appended, and per id its (start, end) character offsets (EOS: (len, len))."""
+        enc = self._tok.encode(text, add_special_tokens=False)
+        offsets = [(int(s), int(e)) for s, e in enc.offsets]
+        return [*enc.ids, self.eos_id], [*offsets, (len(text), len(text))]
+
+    def encode_plain(self, text: str) -> list[int]:
+        return list(self._tok.encode(text, add_special_tokens=False).ids)
+
+    def decode(self, ids: Sequence[int]) -> str:
+        return str(self._tok.decode(list(ids), skip_special_tokens=True))
+
+    def detokenizer(self) -> IncrementalDetokenizer:
+        return IncrementalDetokenizer(self)
+
+
+class Decoding(Protocol):
+    def decode(self, ids: Sequence[int]) -> str: ...
+
+
+class IncrementalDetokenizer:
+    """Each token's text = decode(window) - decode(window before it), as TGI's `decode_token`.
+
+    The window is a few recent ids (prefix_offset on), so a token costs O(1) whatever the length; the
+    ids before the new ones give the decoder its context (leading spaces, merges). A byte-level token
+    can end inside a multi-byte character; its text is held back (decodes to U+FFFD) until the
+    character completes, so the streamed pieces always concatenate to the final text.
+    """
+
+    _WINDOW = 8  # ids decoded per token at most (plus held-back ones) before the window slides
+    _CONTEXT = 4  # ids kept as context when it slides
+
+    def __init__(self, tokenizer: Decoding) -> None:
+        self._tokenizer = tokenizer
+        self.ids: list[int] = []
+        self._prefix_offset = 0  # the window starts here
+        self._read_offset = 0  # ids before this are emitted
+        self._prefix_text = ""  # decode(ids[prefix_offset:read_offset])
+
+    def push(self, token_id: int, *, final: bool = False) -> str:
+        self.ids.append(token_id)
+        return self._advance(final=final)
+
+    def flush(self) -> str:
+        return self._advance(final=True)
+
+    def _advance(self, *, final: bool) -> str:
+        window = self._tokenizer.decode(self.ids[self._prefix_offset :])
+        if not final and window.endswith("\ufffd"):
+            return ""
+        # A decoder cleanup that rewrote the context emits nothing rather than a wrong piece.
+        piece = window[len(self._prefix_text) :] if window.startswith(self._prefix_text) else ""
+        self._read_offset = len(self.ids)
+        if self._read_offset - self._prefix_offset > self._WINDOW:
+            self._prefix_offset = self._read_offset - self._CONTEXT
+            self._prefix_text = self._tokenizer.decode(self.ids[self._prefix_offset : self._read_offset])
+        else:
+            self._prefix_text = window
+        return piece

@@ -1,0 +1,108 @@
+"""The engine API's value types (docs/engine-api.md), re-exported by service.engine.
+
+Pure dataclasses plus their validation; imports numpy and service.engine.errors only.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from service.engine.errors import InvalidInput
+
+ATTENTION_KINDS = frozenset({"encoder", "decoder", "cross"})
+MAX_LENGTH_PENALTY = 10.0  # |length_penalty|; NaN fails the comparison too
+
+
+@dataclass(frozen=True)
+class GenerationParams:
+    max_new_tokens: int = 64  # clipped to the model's max_target_tokens - 1
+    do_sample: bool = False
+    temperature: float = 1.0  # > 0
+    top_k: int | None = None  # >= 1
+    top_p: float | None = None  # (0, 1]
+    seed: int | None = None  # sampling seed; the engine picks and reports one when None
+    repetition_penalty: float | None = None  # > 0, CTRL-style
+    num_beams: int = 1  # > 1 = beam search (no sampling)
+    length_penalty: float = 1.0
+    stop: tuple[str, ...] = ()  # kept in the text; finish_reason "stop_sequence"
+    timeout_s: float | None = None  # deadline from submission
+
+    def validate(self) -> None:
+        """Raises InvalidInput naming the first bad field."""
+        checks = [
+            (self.max_new_tokens >= 1, "max_new_tokens must be >= 1"),
+            (self.temperature > 0 and np.isfinite(self.temperature), "temperature must be > 0"),
+            (self.top_k is None or self.top_k >= 1, "top_k must be >= 1"),
+            (self.top_p is None or 0 < self.top_p <= 1, "top_p must be in (0, 1]"),
+            (self.seed is None or 0 <= self.seed < 2**63, "seed must be in [0, 2**63)"),
+            (
+                self.repetition_penalty is None or self.repetition_penalty > 0,
+                "repetition_penalty must be > 0",
+            ),
+            (self.num_beams >= 1, "num_beams must be >= 1"),
+            (not (self.do_sample and self.num_beams > 1), "do_sample cannot be combined with num_beams > 1"),
+            (
+                self.repetition_penalty is None or np.isfinite(self.repetition_penalty),
+                "repetition_penalty must be finite",
+            ),
+            # Beam scores divide by length ** length_penalty: past this it overflows (or reaches 0).
+            (
+                abs(self.length_penalty) <= MAX_LENGTH_PENALTY,
+                f"length_penalty must be in [-{MAX_LENGTH_PENALTY:g}, {MAX_LENGTH_PENALTY:g}]",
+            ),
+            (all(isinstance(s, str) and s for s in self.stop), "stop sequences must be non-empty strings"),
+            (self.timeout_s is None or self.timeout_s > 0, "timeout_s must be > 0"),
+        ]
+        for ok, message in checks:
+            if not ok:
+                raise InvalidInput(message)
+
+
+@dataclass(frozen=True)
+class AttentionSpec:
+    kinds: frozenset[str] = ATTENTION_KINDS
+    layers: tuple[int, ...] | None = None  # None = all
+    heads: tuple[int, ...] | None = None  # None = all
+
+    def validate(self, *, encoder_layers: int, decoder_layers: int, heads: int) -> None:
+        unknown = set(self.kinds) - ATTENTION_KINDS
+        if unknown or not self.kinds:
+            raise InvalidInput(f"attention kinds must be a non-empty subset of {sorted(ATTENTION_KINDS)}")
+        if self.layers is not None:
+            limit = min(
+                encoder_layers if "encoder" in self.kinds else decoder_layers,
+                decoder_layers if self.kinds & {"decoder", "cross"} else encoder_layers,
+            )
+            if not self.layers or any(not 0 <= layer < limit for layer in self.layers):
+                raise InvalidInput(f"attention layers must be in [0, {limit})")
+        if self.heads is not None and (not self.heads or any(not 0 <= h < heads for h in self.heads)):
+            raise InvalidInput(f"attention heads must be in [0, {heads})")
+
+
+@dataclass(frozen=True)
+class TokenEvent:
+    id: int
+    text: str  # decode of the ids so far minus decode before
+    logprob: float  # the model's log-probability (log-softmax of the raw logits)
+    special: bool  # True for EOS
+
+
+@dataclass(frozen=True)
+class Attention:
+    encoder: dict[int, np.ndarray]  # layer -> (heads, S, S)
+    decoder: dict[int, np.ndarray]  # layer -> (heads, T, T), T = decoder positions incl. BOS
+    cross: dict[int, np.ndarray]  # layer -> (heads, T, S)
+    heads: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class GenerationResult:
+    text: str
+    token_ids: list[int]  # generated, without BOS; EOS excluded
+    tokens: list[TokenEvent]  # EOS included when finish_reason == "eos"
+    finish_reason: str  # "eos" | "length" | "stop_sequence"
+    input_token_ids: list[int]  # source ids including EOS
+    seed: int | None
+    attention: Attention | None = field(default=None)

@@ -1,0 +1,164 @@
+"""`create_app(settings, engine=None)`: the FastAPI app, its middleware, routes and engine lifespan.
+
+No module-level app, settings or registry: every call builds its own (tests build many). Never imports
+torch, model/ or export/.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from typing import Any
+
+from fastapi import Depends, FastAPI
+from fastapi.staticfiles import StaticFiles
+
+from service.engine import Engine
+from service.http.auth import require_api_key
+from service.http.error_handlers import install_error_handlers
+from service.http.metrics import Metrics
+from service.http.middleware import RequestContextMiddleware
+from service.http.routes.attention import router as attention_router
+from service.http.routes.generate import router as generate_router
+from service.http.routes.health import router as health_router
+from service.http.routes.info import DEFAULT_STATIC_DIR, _atento_version, build_info_router, build_viewer_router
+from service.http.settings import ServiceSettings
+
+logger = logging.getLogger("atento.app")
+
+_DESCRIPTION = """\
+Serve an encoder-decoder transformer over HTTP in Hugging Face text-generation-inference's dialect
+(`POST /generate`, `POST /generate_stream`, `POST /`), and see what it attends to (`POST /attention`).
+
+Every error has the body `{"error": "...", "error_type": "..."}`: 401 missing or wrong API key,
+413 input or body too large, 422 invalid parameters, 429 queue full (with Retry-After),
+503 not ready or shutting down, 504 past the request's deadline.
+
+When API keys are configured, send `Authorization: Bearer <key>` to every endpoint except the health
+probes, `/metrics`, these docs and the web viewer.
+"""
+
+
+def begin_drain(app: FastAPI) -> None:
+    """Stop accepting new work (503) while in-flight requests finish; called on SIGTERM.
+
+    Starts the shutdown grace period: `app.state.drain_deadline` is when whatever is left gets cut off.
+    """
+    if not app.state.draining:
+        logger.info("draining: refusing new requests, finishing in-flight ones")
+        app.state.drain_deadline = time.monotonic() + app.state.settings.shutdown_grace_s
+    app.state.draining = True
+
+
+def _build_engine(settings: ServiceSettings, metrics: Metrics) -> Any:
+    return Engine.from_settings(
+        settings.model_dir,
+        variant=settings.variant,
+        device=settings.device,
+        runtime=settings.runtime,
+        batching=settings.batching,
+        observer=metrics,
+    )
+
+
+async def _start_engine(app: FastAPI) -> None:
+    """Load and warm up the model in the background so that liveness answers while it loads."""
+    state = app.state
+    try:
+        await state.engine.start()
+    except Exception as exc:  # the service must not serve a model it could not load: exit non-zero
+        logger.critical("model failed to load: %s", exc, exc_info=exc)
+        state.load_error = exc
+        on_fatal: Callable[[BaseException], None] | None = state.on_fatal
+        if on_fatal is not None:
+            on_fatal(exc)
+        return
+    info = state.engine.info
+    state.metrics.set_model(
+        name=str(info.name), version=str(info.version), variant=str(info.variant), provider=str(info.provider)
+    )
+    logger.info(
+        "model ready",
+        extra={"model": f"{info.name}/{info.version}", "variant": info.variant, "provider": info.provider},
+    )
+
+
+def create_app(settings: ServiceSettings, engine: Any | None = None) -> FastAPI:
+    """Build the HTTP app around an engine.
+
+    Args:
+        settings: the service's settings.
+        engine: an object with service.engine.Engine's API (tests pass a fake); None builds the real
+            engine from `settings.model_dir`.
+
+    Returns:
+        The app. Its lifespan starts the engine in the background (ready once loaded and warmed up)
+        and, on shutdown, drains it for up to `settings.shutdown_grace_s` seconds.
+    """
+    metrics = Metrics()
+    if engine is None:
+        engine = _build_engine(settings, metrics)
+    elif hasattr(engine, "observer"):
+        engine.observer = metrics  # an engine built elsewhere (tests) reports to this app's registry
+
+    def engine_stats() -> tuple[int, int]:
+        stats = engine.stats()
+        return int(stats.queue_depth), int(stats.running_sequences)
+
+    metrics.set_stats_source(engine_stats)
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        loader = asyncio.create_task(_start_engine(app))
+        try:
+            yield
+        finally:
+            begin_drain(app)
+            if not loader.done():
+                loader.cancel()
+                with contextlib.suppress(BaseException):
+                    await loader
+            # Only what is left of the grace period that began with the drain (SIGTERM, usually).
+            left = max(0.0, app.state.drain_deadline - time.monotonic())
+            await engine.stop(drain=True, timeout_s=left)
+            logger.info("engine stopped")
+
+    app = FastAPI(
+        title="atento",
+        version=_atento_version(),
+        description=_DESCRIPTION,
+        lifespan=lifespan,
+        docs_url="/docs",
+        redoc_url=None,
+        # Metrics are Prometheus (/metrics). FastAPI's own OpenTelemetry instrumentation, left on, looks
+        # up the global OpenTelemetry providers on every request even when none is configured.
+        telemetry={"tracing": False, "metrics": False, "logs": False},
+    )
+    app.state.settings = settings
+    app.state.engine = engine
+    app.state.metrics = metrics
+    app.state.api_keys = settings.resolved_api_keys()
+    app.state.draining = False
+    app.state.drain_deadline = None  # set by begin_drain
+    app.state.load_error = None
+    app.state.on_fatal = None  # set by __main__ to stop the server when the model cannot load
+
+    install_error_handlers(app)
+    app.add_middleware(RequestContextMiddleware, metrics=metrics, max_body_bytes=settings.max_body_bytes)
+    static_dir = settings.static_dir or DEFAULT_STATIC_DIR
+    # Without keys there is no check to run: FastAPI solving even an empty dependency costs each request
+    # about a tenth of the app's own time.
+    keyed = [Depends(require_api_key)] if app.state.api_keys else []
+    # Routing tries routes in order, so the per-request hot paths come first.
+    app.include_router(generate_router, dependencies=keyed)
+    app.include_router(attention_router, dependencies=keyed)
+    app.include_router(health_router)
+    app.include_router(build_info_router(), dependencies=keyed)
+    app.include_router(build_viewer_router(static_dir))
+    if static_dir.is_dir():
+        app.mount("/static", StaticFiles(directory=static_dir), name="static")
+    return app

@@ -1,0 +1,136 @@
+"""Turn an engine `GenerationResult` into the BertViz-shaped attention body of POST /attention.
+
+Pure numpy and plain dicts (no HTTP, no engine calls); used by the attention and generate routes.
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from service.engine import GenerationResult, TokenEvent
+
+FINISH_REASONS = {"eos": "eos_token", "length": "length", "stop_sequence": "stop_sequence"}
+_KIND_KEYS = (
+    ("encoder", "encoder_attention"),
+    ("decoder", "decoder_attention"),
+    ("cross", "cross_attention"),
+)
+_JSON_DECIMALS = 6  # float32 probabilities: 6 decimals keep the payload small and rows summing to 1 +- 1e-5
+
+
+def source_tokens(text: str, ids: Sequence[int], offsets: Sequence[tuple[int, int]]) -> list[dict[str, Any]]:
+    """Return the source tokens as {id, text, start, end, special}; specials (EOS) have empty spans."""
+    out = []
+    for i, token_id in enumerate(ids):
+        start, end = offsets[i] if i < len(offsets) else (len(text), len(text))
+        special = end <= start
+        out.append(
+            {
+                "id": int(token_id),
+                "text": text[start:end] if not special else "</s>",
+                "start": start,
+                "end": end,
+                "special": special,
+            }
+        )
+    return out
+
+
+def target_tokens(tokens: Sequence[TokenEvent]) -> list[dict[str, Any]]:
+    """Return output tokens with offsets into the concatenation of their texts (the generated text)."""
+    out, position = [], 0
+    for token in tokens:
+        text = "" if token.special else token.text
+        out.append(
+            {
+                "id": token.id,
+                "text": token.text,
+                "start": position,
+                "end": position + len(text),
+                "special": token.special,
+            }
+        )
+        position += len(text)
+    return out
+
+
+def _layer_entry(array: np.ndarray, *, mean_heads: bool, encoding: str) -> Any:
+    """(H, Q, K) float32 -> (1, H, Q, K) (or (1, 1, Q, K)) as nested lists or an EncodedArray dict."""
+    array = np.asarray(array, dtype=np.float32)
+    if mean_heads:
+        array = array.mean(axis=0, keepdims=True)  # (1, Q, K)
+    array = array[np.newaxis]  # (1, H, Q, K): BertViz's batch axis
+    if encoding == "base64":
+        half = np.ascontiguousarray(array, dtype="<f2")
+        return {
+            "dtype": "float16",
+            "shape": list(half.shape),
+            "data": base64.b64encode(half.tobytes()).decode(),
+        }
+    return np.round(array, _JSON_DECIMALS).tolist()
+
+
+def attention_body(
+    result: GenerationResult,
+    *,
+    source_text: str,
+    source_offsets: Sequence[tuple[int, int]],
+    forced: bool,
+    mean_heads: bool,
+    encoding: str,
+) -> dict[str, Any]:
+    """Build the AttentionResponse dict (docs in service/http/schemas.py) from an engine result.
+
+    Args:
+        result: a finished generation that kept attention.
+        source_text: the request's input.
+        source_offsets: character offsets of `result.input_token_ids` (from `Engine.tokenize`).
+        forced: whether the target was given (teacher forcing) rather than generated.
+        mean_heads: average the heads axis down to one.
+        encoding: "json" (nested lists) or "base64" (float16 EncodedArray per layer).
+
+    Returns:
+        The response body; `encoder_tokens` labels the S axis and `decoder_tokens` the T axis of every entry.
+    """
+    attention = result.attention
+    src = source_tokens(source_text, result.input_token_ids, source_offsets)
+    tgt = target_tokens(result.tokens)
+    body: dict[str, Any] = {
+        "source_text": source_text,
+        "target_text": result.text,
+        "forced": forced,
+        "finish_reason": None if forced else FINISH_REASONS.get(result.finish_reason, result.finish_reason),
+        "source_tokens": src,
+        "target_tokens": tgt,
+        "encoder_tokens": [t["text"] for t in src],
+        "decoder_tokens": [],
+        "layers": {},
+        "heads": list(attention.heads) if attention is not None else [],
+        "mean_heads": mean_heads,
+        "format": encoding,
+        "encoder_attention": None,
+        "decoder_attention": None,
+        "cross_attention": None,
+    }
+    if attention is None:
+        return body
+    query_len = 0
+    for kind, key in _KIND_KEYS:
+        per_layer: dict[int, np.ndarray] = getattr(attention, kind)
+        if not per_layer:
+            continue
+        layers = sorted(per_layer)
+        body["layers"][kind] = layers
+        body[key] = [
+            _layer_entry(per_layer[layer], mean_heads=mean_heads, encoding=encoding) for layer in layers
+        ]
+        if kind != "encoder":
+            query_len = int(np.shape(per_layer[layers[0]])[-2])
+    # Decoder position 0 reads BOS, position i reads the token predicted at i - 1.
+    labels = ["<s>"] + [t.text for t in result.tokens]
+    body["decoder_tokens"] = (labels + [""] * query_len)[:query_len] if query_len else labels[:-1] or ["<s>"]
+    return body

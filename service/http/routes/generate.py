@@ -1,0 +1,257 @@
+"""TGI's generate routes: POST /generate, POST /generate_stream and POST / (compat, streams on request).
+
+Translates HTTP bodies to engine calls and back; status codes are left to service/http/error_handlers.py.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+from fastapi import APIRouter, Request
+from fastapi.responses import JSONResponse, Response
+
+from service.engine import AttentionSpec, GenerationParams, GenerationResult, RequestHandle, TokenEvent
+from service.engine.errors import InputTooLong, InvalidInput, ModelNotReady, ServingError
+from service.http.attention_body import FINISH_REASONS, attention_body, source_tokens
+from service.http.disconnect import EventStreamResponse, results_or_disconnect
+from service.http.error_handlers import error_body
+from service.http.schemas import (
+    ErrorResponse,
+    GenerateParameters,
+    GenerateRequest,
+    GenerateResponse,
+    StreamResponse,
+)
+from service.http.settings import ServiceSettings
+
+router = APIRouter(tags=["generate"])  # service/http/app.py adds the API-key check when keys are set
+
+ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
+    status: {"model": ErrorResponse, "description": description}
+    for status, description in (
+        (401, "Missing or wrong API key"),
+        (413, "Input longer than the model's limits, or body over the configured size"),
+        (422, "Invalid parameters"),
+        (429, "Queue full (see Retry-After)"),
+        (503, "Model not loaded yet, or shutting down"),
+        (504, "Past the request's deadline"),
+    )
+}
+_STREAM_DOC = {
+    200: {
+        "description": "Server-Sent Events, one `data:{StreamResponse}` per token; the last carries "
+        "`generated_text` and (with details) `details`. Errors after the stream started arrive as "
+        '`data:{"error": ..., "error_type": ...}`.',
+        "content": {"text/event-stream": {"schema": StreamResponse.model_json_schema()}},
+    }
+}
+
+
+def ready_engine(request: Request) -> Any:
+    """Return the app's engine, or raise ModelNotReady while it loads or the server drains."""
+    state = request.app.state
+    if state.draining:
+        raise ModelNotReady("shutting down: not accepting new requests")
+    if not state.engine.ready:
+        raise ModelNotReady("model is loading")
+    return state.engine
+
+
+def generation_params(p: GenerateParameters, settings: ServiceSettings) -> GenerationParams:
+    """Translate TGI parameters to the engine's, enforcing the server's limits.
+
+    As TGI does, setting temperature, top_k or top_p turns sampling on.
+
+    Raises:
+        InvalidInput: an unsupported TGI parameter, max_new_tokens or num_beams over the limit,
+            or beam search combined with sampling.
+    """
+    unsupported = p.unsupported()
+    if unsupported:
+        raise InvalidInput(f"unsupported parameters: {', '.join(unsupported)}")
+    max_new = p.max_new_tokens if p.max_new_tokens is not None else settings.max_new_tokens_limit
+    if max_new > settings.max_new_tokens_limit:
+        raise InvalidInput(f"max_new_tokens must be <= {settings.max_new_tokens_limit}, got {max_new}")
+    if p.num_beams > settings.max_num_beams:
+        raise InvalidInput(f"num_beams must be <= {settings.max_num_beams}, got {p.num_beams}")
+    warped = p.temperature not in (None, 1.0) or p.top_k is not None or p.top_p not in (None, 1.0)
+    do_sample = p.do_sample or warped
+    if do_sample and p.num_beams > 1:
+        raise InvalidInput("num_beams > 1 is beam search: it cannot be combined with sampling parameters")
+    return GenerationParams(
+        max_new_tokens=max_new,
+        do_sample=do_sample,
+        temperature=p.temperature if p.temperature is not None else 1.0,
+        top_k=p.top_k,
+        top_p=p.top_p,
+        seed=p.seed,
+        repetition_penalty=p.repetition_penalty,
+        num_beams=p.num_beams,
+        length_penalty=p.length_penalty,
+        stop=tuple(p.stop),
+        timeout_s=settings.request_timeout_s,
+    )
+
+
+def _token(event: TokenEvent) -> dict[str, Any]:
+    return {"id": event.id, "text": event.text, "logprob": event.logprob, "special": event.special}
+
+
+def response_body(engine: Any, text: str, p: GenerateParameters, result: GenerationResult) -> dict[str, Any]:
+    """Build TGI's generate response (plus `attention` when asked) from an engine result."""
+    body: dict[str, Any] = {"generated_text": (text + result.text) if p.return_full_text else result.text}
+    offsets: list[tuple[int, int]] = []
+    if (p.details and p.decoder_input_details) or p.return_attention:
+        _, offsets = engine.tokenize(text)
+    if p.details:
+        prefill = []
+        if p.decoder_input_details:
+            prefill = [
+                {"id": t["id"], "text": t["text"], "logprob": None}
+                for t in source_tokens(text, result.input_token_ids, offsets)
+            ]
+        body["details"] = {
+            "finish_reason": FINISH_REASONS.get(result.finish_reason, result.finish_reason),
+            "generated_tokens": len(result.tokens),
+            "seed": result.seed,
+            "prefill": prefill,
+            "tokens": [_token(t) for t in result.tokens],
+            "top_tokens": None,
+            "best_of_sequences": None,
+        }
+    if p.return_attention:
+        body["attention"] = attention_body(
+            result, source_text=text, source_offsets=offsets, forced=False, mean_heads=False, encoding="json"
+        )
+    return body
+
+
+def _submit_all(
+    engine: Any, texts: list[str], params: GenerationParams, spec: AttentionSpec | None
+) -> list[Any]:
+    """Submit every input before awaiting any, so they share batches; undo all if one is refused."""
+    handles: list[RequestHandle] = []
+    try:
+        for text in texts:
+            handles.append(engine.submit(text, params, attention=spec, stream=False))
+    except ServingError:
+        for handle in handles:
+            handle.cancel("disconnect")  # the client gets an error, so nobody will read these
+        raise
+    return handles
+
+
+async def _generate(request: Request, body: GenerateRequest) -> Response:
+    settings: ServiceSettings = request.app.state.settings
+    engine = ready_engine(request)
+    p = body.parameters
+    params = generation_params(p, settings)
+    texts = body.inputs if isinstance(body.inputs, list) else [body.inputs]
+    if len(texts) > settings.max_batch_inputs:
+        raise InputTooLong(f"at most {settings.max_batch_inputs} inputs per request, got {len(texts)}")
+    spec = AttentionSpec() if p.return_attention else None
+    handles = _submit_all(engine, texts, params, spec)
+    results = await results_or_disconnect(handles, request.receive)
+    bodies = [response_body(engine, text, p, result) for text, result in zip(texts, results, strict=True)]
+    return JSONResponse(bodies if isinstance(body.inputs, list) else bodies[0])
+
+
+def _sse(payload: dict[str, Any]) -> bytes:
+    return b"data:" + json.dumps(payload, separators=(",", ":")).encode() + b"\n\n"
+
+
+async def _stream_events(handle: RequestHandle, text: str, p: GenerateParameters) -> AsyncIterator[bytes]:
+    """TGI's stream: one event per token; the held-back last token carries generated_text and details."""
+    index = 0
+    held: TokenEvent | None = None
+    try:
+        async for event in handle:
+            if held is not None:
+                index += 1
+                yield _sse(
+                    {
+                        "index": index,
+                        "token": _token(held),
+                        "top_tokens": None,
+                        "generated_text": None,
+                        "details": None,
+                    }
+                )
+            held = event
+        result = await handle.result()
+        if held is None and result.tokens:
+            held = result.tokens[-1]
+        if held is None:
+            held = TokenEvent(id=-1, text="", logprob=0.0, special=True)  # nothing generated at all
+        details = None
+        if p.details:
+            details = {
+                "finish_reason": FINISH_REASONS.get(result.finish_reason, result.finish_reason),
+                "generated_tokens": len(result.tokens),
+                "seed": result.seed,
+            }
+        generated = (text + result.text) if p.return_full_text else result.text
+        yield _sse(
+            {
+                "index": index + 1,
+                "token": _token(held),
+                "top_tokens": None,
+                "generated_text": generated,
+                "details": details,
+            }
+        )
+    except ServingError as exc:  # headers are sent: the error travels in the stream, as in TGI
+        yield _sse(error_body(exc))
+
+
+async def _generate_stream(request: Request, body: GenerateRequest) -> Response:
+    settings: ServiceSettings = request.app.state.settings
+    engine = ready_engine(request)
+    if isinstance(body.inputs, list):
+        raise InvalidInput("streaming takes a single input, not a list")
+    if body.parameters.return_attention:
+        raise InvalidInput("return_attention is not available when streaming; use POST /attention")
+    params = generation_params(body.parameters, settings)
+    handle = engine.submit(body.inputs, params)
+    return EventStreamResponse(
+        _stream_events(handle, body.inputs, body.parameters),
+        on_disconnect=lambda: handle.cancel("disconnect"),
+        headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},  # nginx: do not buffer SSE
+    )
+
+
+@router.post(
+    "/generate",
+    response_model=GenerateResponse | list[GenerateResponse],
+    responses=ERROR_RESPONSES,
+    summary="Generate (TGI)",
+    description="TGI's generate: one input returns one response, a list of inputs returns a list.",
+)
+async def generate(request: Request, body: GenerateRequest) -> Response:
+    return await _generate(request, body)
+
+
+@router.post(
+    "/generate_stream",
+    responses={**_STREAM_DOC, **ERROR_RESPONSES},
+    summary="Generate, streaming tokens as Server-Sent Events (TGI)",
+)
+async def generate_stream(request: Request, body: GenerateRequest) -> Response:
+    return await _generate_stream(request, body)
+
+
+@router.post(
+    "/",
+    response_model=GenerateResponse | list[GenerateResponse],
+    responses={**_STREAM_DOC, **ERROR_RESPONSES},
+    summary="Generate or stream (TGI's compat route)",
+    description='As /generate; with `"stream": true`, as /generate_stream. '
+    "huggingface_hub's InferenceClient "
+    "posts here.",
+)
+async def compat_generate(request: Request, body: GenerateRequest) -> Response:
+    if body.stream:
+        return await _generate_stream(request, body)
+    return await _generate(request, body)

@@ -1,0 +1,93 @@
+"""Probes and metrics, never behind API keys: TGI's /health, /health/{live,ready}, the Open Inference
+Protocol's /v2 probes (KServe, Triton's Helm chart) and Prometheus' /metrics.
+"""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Request
+from fastapi.responses import JSONResponse, Response
+
+from service.engine.errors import ModelNotReady
+from service.http.error_handlers import error_body, status_for
+from service.http.metrics import CONTENT_TYPE_LATEST
+from service.http.schemas import ErrorResponse, HealthStatus
+
+router = APIRouter(tags=["health"])
+
+_NOT_READY = {503: {"model": ErrorResponse, "description": "Model loading, or shutting down"}}
+
+
+def _readiness(request: Request) -> ModelNotReady | None:
+    state = request.app.state
+    if state.draining:
+        return ModelNotReady("shutting down")
+    if not state.engine.ready:
+        return ModelNotReady("model is loading")
+    return None
+
+
+def _ready_response(request: Request) -> Response:
+    problem = _readiness(request)
+    if problem is None:
+        return JSONResponse({"status": "ready"})
+    # A probe answering "not ready" is not a rejected request: no atento_requests_rejected_total here.
+    return JSONResponse(error_body(problem), status_code=status_for(problem))
+
+
+@router.get(
+    "/health", responses=_NOT_READY, response_model=HealthStatus, summary="TGI's health: 200 once ready"
+)
+async def health(request: Request) -> Response:
+    return _ready_response(request)
+
+
+@router.get("/health/live", response_model=HealthStatus, summary="Liveness: the process answers")
+async def live() -> Response:
+    return JSONResponse({"status": "live"})
+
+
+@router.get(
+    "/health/ready",
+    responses=_NOT_READY,
+    response_model=HealthStatus,
+    summary="Readiness: model loaded and warmed up, not shutting down",
+)
+async def ready(request: Request) -> Response:
+    return _ready_response(request)
+
+
+@router.get("/v2/health/live", summary="Open Inference Protocol liveness")
+async def v2_live() -> Response:
+    return JSONResponse({"live": True})
+
+
+@router.get("/v2/health/ready", responses=_NOT_READY, summary="Open Inference Protocol readiness")
+async def v2_ready(request: Request) -> Response:
+    problem = _readiness(request)
+    if problem is None:
+        return JSONResponse({"ready": True})
+    return JSONResponse(error_body(problem), status_code=status_for(problem))
+
+
+@router.get(
+    "/v2/models/{name}/ready",
+    responses={**_NOT_READY, 404: {"model": ErrorResponse, "description": "No model of that name"}},
+    summary="Open Inference Protocol model readiness",
+)
+async def v2_model_ready(request: Request, name: str) -> Response:
+    problem = _readiness(request)
+    if problem is None and name != request.app.state.engine.info.name:
+        return JSONResponse({"error": f"unknown model {name!r}", "error_type": "not_found"}, status_code=404)
+    if problem is None:
+        return JSONResponse({"name": name, "ready": True})
+    return JSONResponse(error_body(problem), status_code=status_for(problem))
+
+
+@router.get(
+    "/metrics",
+    response_class=Response,
+    summary="Prometheus metrics (text format)",
+    responses={200: {"content": {"text/plain": {}}}},
+)
+async def metrics(request: Request) -> Response:
+    return Response(request.app.state.metrics.render(), media_type=CONTENT_TYPE_LATEST)

@@ -1,0 +1,108 @@
+from __future__ import annotations
+
+import pytest
+
+from service.engine.errors import Overloaded
+from service.engine.scheduler import BatchPolicy, PendingRequest, Scheduler, StepResults
+
+
+def policy(**overrides: float) -> BatchPolicy:
+    values = {
+        "max_batch_size": 4,
+        "max_tokens_in_flight": 1000,
+        "max_queue": 3,
+        "max_wait_s": 0.0,
+    } | overrides
+    return BatchPolicy(**values)  # type: ignore[arg-type]  # test helper over a fixed dict
+
+
+def req(name: str, rows: int = 1, tokens: int = 10, deadline: float | None = None) -> PendingRequest:
+    return PendingRequest(name, rows=rows, tokens=tokens, deadline=deadline)
+
+
+def test_joins_fifo_up_to_batch_size_then_fills_freed_rows() -> None:
+    s = Scheduler(policy(max_queue=10))
+    for i in range(6):
+        s.add(req(f"r{i}"), now=0.0)
+    plan = s.plan_step(now=0.0)
+    assert [p.id for p in plan.join] == ["r0", "r1", "r2", "r3"]
+    assert plan.running == ["r0", "r1", "r2", "r3"]
+    assert s.plan_step(now=1.0).join == []
+    s.finish_step(StepResults(finished=["r1"]))
+    plan = s.plan_step(now=2.0)
+    assert [p.id for p in plan.join] == ["r4"]
+    assert plan.running == ["r0", "r2", "r3", "r4"]
+
+
+def test_head_of_queue_is_never_skipped() -> None:
+    s = Scheduler(policy(max_queue=10))
+    s.add(req("small", rows=1), now=0)
+    s.add(req("beam", rows=4), now=0)
+    s.add(req("later", rows=1), now=0)
+    plan = s.plan_step(now=0)
+    assert [p.id for p in plan.join] == ["small"]  # "later" would fit, but waits behind "beam"
+    s.finish_step(StepResults(finished=["small"]))
+    assert [p.id for p in s.plan_step(now=1).join] == ["beam"]
+
+
+def test_token_budget_and_oversized_request_runs_alone() -> None:
+    s = Scheduler(policy(max_tokens_in_flight=25, max_queue=10))
+    s.add(req("a", tokens=10), now=0)
+    s.add(req("b", tokens=10), now=0)
+    s.add(req("c", tokens=10), now=0)
+    assert [p.id for p in s.plan_step(now=0).join] == ["a", "b"]
+    s.finish_step(StepResults(finished=["a", "b"]))
+    s.add(req("huge", tokens=100), now=0)
+    assert [p.id for p in s.plan_step(now=0).join] == ["c"]
+    s.finish_step(StepResults(finished=["c"]))
+    assert [p.id for p in s.plan_step(now=0).join] == ["huge"]
+
+
+def test_overload_rejects_at_once() -> None:
+    s = Scheduler(policy(max_queue=2))
+    s.add(req("a"), now=0)
+    s.add(req("b"), now=0)
+    with pytest.raises(Overloaded) as caught:
+        s.add(req("c"), now=0)
+    assert caught.value.retry_after_s > 0
+    s.plan_step(now=0)  # both admitted: the queue has room again
+    s.add(req("c"), now=0)
+
+
+def test_cancel_and_deadline_drop_at_next_step() -> None:
+    s = Scheduler(policy(max_batch_size=1, max_queue=10))
+    s.add(req("running", deadline=5.0), now=0)
+    s.add(req("waiting"), now=0)
+    s.add(req("cancelled"), now=0)
+    s.plan_step(now=0)
+    assert s.cancel("cancelled", "disconnect")
+    assert not s.cancel("unknown")
+    plan = s.plan_step(now=1.0)
+    assert [(d.id, d.reason, d.was_running) for d in plan.drop] == [("cancelled", "cancelled:disconnect", False)]
+    plan = s.plan_step(now=5.0)
+    assert [(d.id, d.reason, d.was_running) for d in plan.drop] == [("running", "deadline", True)]
+    assert [p.id for p in plan.join] == ["waiting"]  # the freed slot is reused in the same step
+    assert plan.running == ["waiting"]
+
+
+def test_max_wait_holds_an_idle_engine_briefly() -> None:
+    s = Scheduler(policy(max_wait_s=0.01, max_queue=10))
+    s.add(req("a"), now=0.0)
+    plan = s.plan_step(now=0.004)
+    assert plan.join == [] and plan.wait_s == pytest.approx(0.006)
+    s.add(req("b"), now=0.005)
+    assert [p.id for p in s.plan_step(now=0.011).join] == ["a", "b"]
+
+
+def test_no_starvation_under_constant_arrivals() -> None:
+    s = Scheduler(policy(max_batch_size=2, max_queue=100))
+    admitted: list[str] = []
+    running: list[str] = []
+    for step in range(200):
+        s.add(req(f"r{step}"), now=step)
+        plan = s.plan_step(now=step)
+        admitted += [p.id for p in plan.join]
+        running = plan.running
+        s.finish_step(StepResults(finished=running[:1]))  # one finishes per step
+    assert admitted == [f"r{i}" for i in range(len(admitted))]  # strict FIFO
+    assert len(admitted) >= 199
