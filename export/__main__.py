@@ -54,8 +54,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ParityError as error:
         sys.stderr.write(f"error: {one_line(error)}\n")
         return 1
-    logging.getLogger(__name__).info("wrote %s (variants: %s)", result.directory,
-                                     ", ".join(result.manifest["variants"]))
+    logging.getLogger(__name__).info(
+        "wrote %s (variants: %s)", result.directory, ", ".join(result.manifest["variants"])
+    )
     return 0
 
 

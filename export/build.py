@@ -108,8 +108,13 @@ def build_model_directory(config: ExportConfig, *, replace: bool = False) -> Bui
     evaluation = read_evaluation(checkpoint.directory)
     max_source, max_target = max_lengths(checkpoint)
     held_out = held_out_pairs(
-        checkpoint.tokenizer_path, checkpoint.metadata, count=config.parity_inputs, split=config.split,
-        seed=config.seed, max_source_tokens=max_source, max_target_tokens=max_target,
+        checkpoint.tokenizer_path,
+        checkpoint.metadata,
+        count=config.parity_inputs,
+        split=config.split,
+        seed=config.seed,
+        max_source_tokens=max_source,
+        max_target_tokens=max_target,
     )
     max_new_tokens = config.max_new_tokens or max_target
     with staged_directory(target, replace=replace) as staging:
@@ -118,14 +123,16 @@ def build_model_directory(config: ExportConfig, *, replace: bool = False) -> Bui
         logger.info("exported and checked the fp32 graphs in %.1f s", time.perf_counter() - started)
         runner = OnnxSeq2Seq(paths.encoder, paths.decoder, checkpoint.config)
         started = time.perf_counter()
-        report = check_parity(checkpoint.model, runner, held_out.sources, held_out.references, config,
-                              max_new_tokens=max_new_tokens)
+        report = check_parity(
+            checkpoint.model, runner, held_out.sources, held_out.references, config, max_new_tokens=max_new_tokens
+        )
         logger.info("parity in %.1f s: %s", time.perf_counter() - started, report.to_manifest())
         if not report.passed:
             raise ParityError("parity failed: " + "; ".join(report.failures))
         shutil.copyfile(checkpoint.tokenizer_path, staging / TOKENIZER)
-        variants = {"fp32": {"encoder": paths.encoder.name, "decoder": paths.decoder.name,
-                             "device": "cpu", "checked": True}}
+        variants = {
+            "fp32": {"encoder": paths.encoder.name, "decoder": paths.decoder.name, "device": "cpu", "checked": True}
+        }
         if config.int8:
             variants.update(_int8_variant(staging, runner, checkpoint, held_out, config, max_new_tokens))
         if config.fp16:
@@ -147,16 +154,21 @@ def build_model_directory(config: ExportConfig, *, replace: bool = False) -> Bui
             "tools": tool_versions(),
             "parity": report.to_manifest(),
             "evaluation": evaluation,
-            "checkpoint": {"step": checkpoint.metadata.get("step"),
-                           "task": checkpoint.metadata.get("train", {}).get("task", "seq2seq")},
+            "checkpoint": {
+                "step": checkpoint.metadata.get("step"),
+                "task": checkpoint.metadata.get("train", {}).get("task", "seq2seq"),
+            },
         }
         write_manifest(staging, manifest)
-    return BuildResult(directory=target, manifest=json.loads((target / "manifest.json").read_text()),
-                       parity=report)
+    return BuildResult(directory=target, manifest=json.loads((target / "manifest.json").read_text()), parity=report)
 
 
 def _int8_variant(
-    staging: Path, fp32: OnnxSeq2Seq, checkpoint: Checkpoint, held_out: HeldOut, config: ExportConfig,
+    staging: Path,
+    fp32: OnnxSeq2Seq,
+    checkpoint: Checkpoint,
+    held_out: HeldOut,
+    config: ExportConfig,
     max_new_tokens: int,
 ) -> dict[str, dict[str, Any]]:
     """Quantize both graphs; keep them only if greedy exact match drops by at most the allowance."""
@@ -174,8 +186,17 @@ def _int8_variant(
         encoder.unlink()
         decoder.unlink()
         return {}
-    return {"int8": {"encoder": encoder.name, "decoder": decoder.name, "device": "cpu", "checked": True,
-                     "exact_match": quantized, "fp32_exact_match": baseline, "inputs": len(held_out.sources)}}
+    return {
+        "int8": {
+            "encoder": encoder.name,
+            "decoder": decoder.name,
+            "device": "cpu",
+            "checked": True,
+            "exact_match": quantized,
+            "fp32_exact_match": baseline,
+            "inputs": len(held_out.sources),
+        }
+    }
 
 
 def _fp16_variant(staging: Path) -> dict[str, Any]:

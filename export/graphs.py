@@ -27,8 +27,13 @@ DECODER_OUTPUTS = ("logits", "new_keys", "new_values", "decoder_attention", "cro
 
 
 def decoder_input_names(layers: int) -> tuple[str, ...]:
-    return ("tgt", "tgt_positions", "self_mask", "src_mask",
-            *(f"{name}.{layer}" for name in CACHE_INPUTS for layer in range(layers)))
+    return (
+        "tgt",
+        "tgt_positions",
+        "self_mask",
+        "src_mask",
+        *(f"{name}.{layer}" for name in CACHE_INPUTS for layer in range(layers)),
+    )
 
 
 # Symbolic dimension names written into the graphs and the manifest; "total_len" is past_len + tgt_len.
@@ -99,7 +104,14 @@ class DecoderGraph(nn.Module):
         n = self.layers
         past_keys, past_values, cross_keys, cross_values = (list(caches[i * n : (i + 1) * n]) for i in range(4))
         out = self.model.decode_step(
-            tgt, tgt_positions, self_mask, past_keys, past_values, cross_keys, cross_values, src_mask,
+            tgt,
+            tgt_positions,
+            self_mask,
+            past_keys,
+            past_values,
+            cross_keys,
+            cross_values,
+            src_mask,
             beside_cache=True,
         )
         return out.logits, out.present_keys, out.present_values, out.self_attention, out.cross_attention
@@ -135,8 +147,9 @@ def example_inputs(model: Transformer) -> tuple[tuple[torch.Tensor, ...], tuple[
     return (src, src_mask), decoder
 
 
-def _dynamic_shapes(names: tuple[str, ...], shapes: dict[str, tuple[str, ...]], *,
-                    varargs: str | None = None) -> dict[str, Any]:
+def _dynamic_shapes(
+    names: tuple[str, ...], shapes: dict[str, tuple[str, ...]], *, varargs: str | None = None
+) -> dict[str, Any]:
     """Dynamic axes by argument name; with `varargs`, the names from the first cache input on are the
     forward's *varargs, which torch.export takes as one tuple under that name."""
     dims = {
@@ -156,9 +169,17 @@ def _dynamic_shapes(names: tuple[str, ...], shapes: dict[str, tuple[str, ...]], 
     return {**{name: by_name[name] for name in names[:first]}, varargs: tuple(by_name[n] for n in names[first:])}
 
 
-def _export(module: nn.Module, args: tuple[torch.Tensor, ...], path: Path, *, inputs: tuple[str, ...],
-            outputs: tuple[str, ...], shapes: dict[str, tuple[str, ...]], opset: int,
-            varargs: str | None = None) -> None:
+def _export(
+    module: nn.Module,
+    args: tuple[torch.Tensor, ...],
+    path: Path,
+    *,
+    inputs: tuple[str, ...],
+    outputs: tuple[str, ...],
+    shapes: dict[str, tuple[str, ...]],
+    opset: int,
+    varargs: str | None = None,
+) -> None:
     with warnings.catch_warnings(), torch.no_grad():
         warnings.simplefilter("ignore")  # the exporter's deprecation and tracing chatter
         logging.getLogger("torch.onnx").setLevel(logging.ERROR)
@@ -205,10 +226,25 @@ def export_graphs(model: Transformer, directory: Path, *, opset: int) -> GraphPa
     model.eval()
     encoder_args, decoder_args = example_inputs(model)
     paths = GraphPaths(directory / "encoder.onnx", directory / "decoder.onnx")
-    _export(EncoderGraph(model), encoder_args, paths.encoder, inputs=ENCODER_INPUTS,
-            outputs=ENCODER_OUTPUTS, shapes=ENCODER_SHAPES, opset=opset)
-    _export(DecoderGraph(model), decoder_args, paths.decoder, inputs=decoder_input_names(model.config.n_decoder_layers),
-            outputs=DECODER_OUTPUTS, shapes=DECODER_SHAPES, opset=opset, varargs="caches")
+    _export(
+        EncoderGraph(model),
+        encoder_args,
+        paths.encoder,
+        inputs=ENCODER_INPUTS,
+        outputs=ENCODER_OUTPUTS,
+        shapes=ENCODER_SHAPES,
+        opset=opset,
+    )
+    _export(
+        DecoderGraph(model),
+        decoder_args,
+        paths.decoder,
+        inputs=decoder_input_names(model.config.n_decoder_layers),
+        outputs=DECODER_OUTPUTS,
+        shapes=DECODER_SHAPES,
+        opset=opset,
+        varargs="caches",
+    )
     check_graph(paths.encoder)
     check_graph(paths.decoder)
     return paths

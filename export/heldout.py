@@ -21,8 +21,14 @@ class HeldOut:
 
 
 def held_out_pairs(
-    tokenizer_path: Path, metadata: dict[str, Any], *, count: int, split: str, seed: int,
-    max_source_tokens: int, max_target_tokens: int,
+    tokenizer_path: Path,
+    metadata: dict[str, Any],
+    *,
+    count: int,
+    split: str,
+    seed: int,
+    max_source_tokens: int,
+    max_target_tokens: int,
 ) -> HeldOut:
     """`count` held-out pairs that fit the manifest's maximum lengths.
 
@@ -40,10 +46,9 @@ def held_out_pairs(
     examples = generate_examples(2 * count, seed=seed, split=split)  # spares for the too-long ones
     encoded = [(tokenizer.encode(e.source), tokenizer.encode(e.target)) for e in examples]
     pairs = make_pairs(task, encoded, seed=seed, mask_id=tokenizer.mask_id)
-    fitting = [
-        p for p in pairs
-        if len(p.source) + 1 <= max_source_tokens and len(p.target) + 1 <= max_target_tokens
-    ][:count]
+    fitting = [p for p in pairs if len(p.source) + 1 <= max_source_tokens and len(p.target) + 1 <= max_target_tokens][
+        :count
+    ]
     return HeldOut(
         sources=[p.source + [tokenizer.eos_id] for p in fitting],
         references=[list(p.target) for p in fitting],

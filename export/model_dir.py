@@ -38,9 +38,7 @@ def sha256_file(path: Path) -> str:
 def file_hashes(directory: Path) -> dict[str, str]:
     """sha256 of every file in the directory except the manifest itself."""
     return {
-        path.name: sha256_file(path)
-        for path in sorted(directory.iterdir())
-        if path.is_file() and path.name != MANIFEST
+        path.name: sha256_file(path) for path in sorted(directory.iterdir()) if path.is_file() and path.name != MANIFEST
     }
 
 
@@ -61,8 +59,13 @@ def graph_signature(path: Path) -> dict[str, list[dict[str, Any]]]:
 
 def tool_versions() -> dict[str, str]:
     versions = {}
-    for name, distribution in (("torch", "torch"), ("onnx", "onnx"), ("onnxruntime", "onnxruntime"),
-                               ("onnxscript", "onnxscript"), ("atento", "atento")):
+    for name, distribution in (
+        ("torch", "torch"),
+        ("onnx", "onnx"),
+        ("onnxruntime", "onnxruntime"),
+        ("onnxscript", "onnxscript"),
+        ("atento", "atento"),
+    ):
         try:
             versions[name] = metadata.version(distribution)
         except metadata.PackageNotFoundError:

@@ -46,8 +46,9 @@ class OnnxSeq2Seq:
         one cache tensor per layer and returns only the new keys/values, appended here."""
         graph_feeds = {name: feeds[name] for name in ("tgt", "tgt_positions", "self_mask", "src_mask")}
         for name in CACHE_INPUTS:
-            graph_feeds.update({f"{name}.{layer}": np.ascontiguousarray(cache)
-                                for layer, cache in enumerate(feeds[name])})
+            graph_feeds.update(
+                {f"{name}.{layer}": np.ascontiguousarray(cache) for layer, cache in enumerate(feeds[name])}
+            )
         names = [o.name for o in self.decoder.get_outputs()]
         out = dict(zip(names, self.decoder.run(None, graph_feeds), strict=True))
         out["present_keys"] = np.concatenate([feeds["past_keys"], out.pop("new_keys")], axis=3)
@@ -97,14 +98,23 @@ class Differences:
 def _torch_encode(model: Transformer, src: np.ndarray, src_mask: np.ndarray) -> dict[str, torch.Tensor]:
     encoded = model.encode(torch.from_numpy(src), torch.from_numpy(src_mask))
     cross_keys, cross_values = model.cross_key_values(encoded.memory)
-    return {"memory": encoded.memory, "cross_keys": cross_keys, "cross_values": cross_values,
-            "encoder_attention": encoded.attention}
+    return {
+        "memory": encoded.memory,
+        "cross_keys": cross_keys,
+        "cross_values": cross_values,
+        "encoder_attention": encoded.attention,
+    }
 
 
 def _torch_decode(model: Transformer, feeds: dict[str, np.ndarray]) -> dict[str, torch.Tensor]:
     out = model.decode_step(**{name: torch.from_numpy(value) for name, value in feeds.items()})
-    return {"logits": out.logits, "present_keys": out.present_keys, "present_values": out.present_values,
-            "decoder_attention": out.self_attention, "cross_attention": out.cross_attention}
+    return {
+        "logits": out.logits,
+        "present_keys": out.present_keys,
+        "present_values": out.present_values,
+        "decoder_attention": out.self_attention,
+        "cross_attention": out.cross_attention,
+    }
 
 
 def onnx_greedy(
@@ -182,16 +192,18 @@ def onnx_beam_search(
     for step in range(max_new_tokens):
         width = len(beams)
         last = [b[0][-1] if b[0] else c.bos_id for b in beams]
-        out = runner.decode({
-            "tgt": np.array(last, dtype=np.int64)[:, None],
-            "tgt_positions": np.full((width, 1), step, dtype=np.int64),
-            "self_mask": np.ones((width, step + 1), dtype=bool),
-            "past_keys": past_keys,
-            "past_values": past_values,
-            "cross_keys": np.repeat(encoded["cross_keys"], width, axis=1),
-            "cross_values": np.repeat(encoded["cross_values"], width, axis=1),
-            "src_mask": np.repeat(src_mask, width, axis=0),
-        })
+        out = runner.decode(
+            {
+                "tgt": np.array(last, dtype=np.int64)[:, None],
+                "tgt_positions": np.full((width, 1), step, dtype=np.int64),
+                "self_mask": np.ones((width, step + 1), dtype=bool),
+                "past_keys": past_keys,
+                "past_values": past_values,
+                "cross_keys": np.repeat(encoded["cross_keys"], width, axis=1),
+                "cross_values": np.repeat(encoded["cross_values"], width, axis=1),
+                "src_mask": np.repeat(src_mask, width, axis=0),
+            }
+        )
         # float32 running sums, as the reference adds them in a float32 tensor.
         sums = np.array([b[1] for b in beams], dtype=np.float32)[:, None]
         totals = log_softmax(out["logits"][:, -1]) + sums
@@ -223,8 +235,11 @@ def onnx_beam_search(
 
 
 def _check_prefix(
-    runner: OnnxSeq2Seq, model: Transformer, sources: Sequence[Sequence[int]],
-    prefixes: Sequence[Sequence[int]], differences: Differences,
+    runner: OnnxSeq2Seq,
+    model: Transformer,
+    sources: Sequence[Sequence[int]],
+    prefixes: Sequence[Sequence[int]],
+    differences: Differences,
 ) -> None:
     """Teacher-force whole target prefixes, left-padded, in two calls: the first half against an
     empty cache, the rest against the cache the first call returned (T > 1 and P > 0)."""
@@ -237,20 +252,24 @@ def _check_prefix(
     tgt = np.full((batch, width), c.pad_id, dtype=np.int64)
     positions = np.zeros((batch, width), dtype=np.int64)
     for row, tokens in enumerate(rows):
-        tgt[row, width - len(tokens):] = tokens
-        positions[row, width - len(tokens):] = np.arange(len(tokens))
+        tgt[row, width - len(tokens) :] = tokens
+        positions[row, width - len(tokens) :] = np.arange(len(tokens))
     self_mask = np.zeros((batch, width), dtype=bool)
     for row, tokens in enumerate(rows):
-        self_mask[row, width - len(tokens):] = True
+        self_mask[row, width - len(tokens) :] = True
     split = max(1, width // 2)
     past_keys = past_values = runner.empty_cache(batch)
     for start, stop in ((0, split), (split, width)):
         if start == stop:
             continue
         feeds = {
-            "tgt": tgt[:, start:stop], "tgt_positions": positions[:, start:stop],
-            "self_mask": self_mask[:, :stop], "past_keys": past_keys, "past_values": past_values,
-            "cross_keys": encoded["cross_keys"], "cross_values": encoded["cross_values"],
+            "tgt": tgt[:, start:stop],
+            "tgt_positions": positions[:, start:stop],
+            "self_mask": self_mask[:, :stop],
+            "past_keys": past_keys,
+            "past_values": past_values,
+            "cross_keys": encoded["cross_keys"],
+            "cross_values": encoded["cross_values"],
             "src_mask": src_mask,
         }
         feeds = {name: np.ascontiguousarray(value) for name, value in feeds.items()}
@@ -283,17 +302,23 @@ class ParityReport:
 
     def to_manifest(self) -> dict[str, Any]:
         return {
-            "inputs": self.inputs, "batch_sizes": list(self.batch_sizes), "beam_inputs": self.beam_inputs,
-            "num_beams": self.num_beams, "max_new_tokens": self.max_new_tokens,
-            "logits_max_abs": self.logits_max_abs, "states_max_abs": self.states_max_abs,
-            "attention_max_abs": self.attention_max_abs, "greedy_equal": self.greedy_equal,
-            "beam_equal": self.beam_equal, "atol_logits": self.atol_logits,
+            "inputs": self.inputs,
+            "batch_sizes": list(self.batch_sizes),
+            "beam_inputs": self.beam_inputs,
+            "num_beams": self.num_beams,
+            "max_new_tokens": self.max_new_tokens,
+            "logits_max_abs": self.logits_max_abs,
+            "states_max_abs": self.states_max_abs,
+            "attention_max_abs": self.attention_max_abs,
+            "greedy_equal": self.greedy_equal,
+            "beam_equal": self.beam_equal,
+            "atol_logits": self.atol_logits,
             "atol_attention": self.atol_attention,
         }
 
 
 def _batches(items: Sequence[Any], size: int) -> list[Sequence[Any]]:
-    return [items[start:start + size] for start in range(0, len(items), size)]
+    return [items[start : start + size] for start in range(0, len(items), size)]
 
 
 @torch.no_grad()
@@ -330,8 +355,7 @@ def check_parity(
     for size in config.parity_batch_sizes:
         for chunk in _batches(sources, size):
             expected = greedy_decode(model, [list(s) for s in chunk], max_new_tokens=max_new_tokens)
-            got = onnx_greedy(runner, chunk, max_new_tokens=max_new_tokens, reference=model,
-                              differences=differences)
+            got = onnx_greedy(runner, chunk, max_new_tokens=max_new_tokens, reference=model, differences=differences)
             greedy_mismatches += sum(e.tokens != g for e, g in zip(expected, got, strict=True))
     for chunk_sources, chunk_references in zip(_batches(sources, 16), _batches(references, 16), strict=True):
         prefixes = [list(r)[: max_new_tokens - 1] for r in chunk_references]
@@ -339,10 +363,20 @@ def check_parity(
     beam_sources = sources[: config.beam_inputs]
     beam_mismatches = 0
     for source in beam_sources:
-        expected_beam = beam_search(model, list(source), num_beams=config.num_beams,
-                                    max_new_tokens=max_new_tokens, length_penalty=config.length_penalty)
-        tokens, _ = onnx_beam_search(runner, source, num_beams=config.num_beams,
-                                     max_new_tokens=max_new_tokens, length_penalty=config.length_penalty)
+        expected_beam = beam_search(
+            model,
+            list(source),
+            num_beams=config.num_beams,
+            max_new_tokens=max_new_tokens,
+            length_penalty=config.length_penalty,
+        )
+        tokens, _ = onnx_beam_search(
+            runner,
+            source,
+            num_beams=config.num_beams,
+            max_new_tokens=max_new_tokens,
+            length_penalty=config.length_penalty,
+        )
         beam_mismatches += expected_beam.tokens != tokens
     failures = []
     if differences.logits > config.atol_logits:
@@ -356,19 +390,31 @@ def check_parity(
     if beam_mismatches:
         failures.append(f"beam search differs on {beam_mismatches} of {len(beam_sources)} sources")
     return ParityReport(
-        inputs=len(sources), batch_sizes=tuple(config.parity_batch_sizes), beam_inputs=len(beam_sources),
-        num_beams=config.num_beams, max_new_tokens=max_new_tokens,
-        logits_max_abs=differences.logits, states_max_abs=differences.states,
-        attention_max_abs=differences.attention, greedy_equal=not greedy_mismatches,
-        beam_equal=not beam_mismatches, greedy_mismatches=greedy_mismatches,
-        beam_mismatches=beam_mismatches, atol_logits=config.atol_logits,
-        atol_attention=config.atol_attention, failures=failures,
+        inputs=len(sources),
+        batch_sizes=tuple(config.parity_batch_sizes),
+        beam_inputs=len(beam_sources),
+        num_beams=config.num_beams,
+        max_new_tokens=max_new_tokens,
+        logits_max_abs=differences.logits,
+        states_max_abs=differences.states,
+        attention_max_abs=differences.attention,
+        greedy_equal=not greedy_mismatches,
+        beam_equal=not beam_mismatches,
+        greedy_mismatches=greedy_mismatches,
+        beam_mismatches=beam_mismatches,
+        atol_logits=config.atol_logits,
+        atol_attention=config.atol_attention,
+        failures=failures,
     )
 
 
 def exact_match(
-    runner: OnnxSeq2Seq, sources: Sequence[Sequence[int]], references: Sequence[Sequence[int]],
-    *, max_new_tokens: int, batch_size: int = 16,
+    runner: OnnxSeq2Seq,
+    sources: Sequence[Sequence[int]],
+    references: Sequence[Sequence[int]],
+    *,
+    max_new_tokens: int,
+    batch_size: int = 16,
 ) -> float:
     """Share of sources whose greedy ONNX decoding equals the reference target exactly."""
     hits = 0

@@ -11,11 +11,30 @@ from pathlib import Path
 import pytest
 
 # Small enough to train, export and parity-check in well under a minute on one core.
-TINY_MODEL = {"d_model": 32, "n_heads": 2, "n_encoder_layers": 2, "n_decoder_layers": 2, "d_ff": 64,
-              "dropout": 0.0, "max_positions": 129}
-TINY_TRAIN = {"steps": 250, "batch_size": 16, "warmup_steps": 50, "learning_rate": 3e-3, "vocab_size": 500,
-              "tokenizer_corpus": 2000, "valid_every": 10**6, "valid_size": 16, "checkpoint_every": 10**6,
-              "max_length": 192, "threads": 1, "device": "cpu", "seed": 0}
+TINY_MODEL = {
+    "d_model": 32,
+    "n_heads": 2,
+    "n_encoder_layers": 2,
+    "n_decoder_layers": 2,
+    "d_ff": 64,
+    "dropout": 0.0,
+    "max_positions": 129,
+}
+TINY_TRAIN = {
+    "steps": 250,
+    "batch_size": 16,
+    "warmup_steps": 50,
+    "learning_rate": 3e-3,
+    "vocab_size": 500,
+    "tokenizer_corpus": 2000,
+    "valid_every": 10**6,
+    "valid_size": 16,
+    "checkpoint_every": 10**6,
+    "max_length": 192,
+    "threads": 1,
+    "device": "cpu",
+    "seed": 0,
+}
 # The session fixture checks parity on a sample; tests/integration/test_export_parity.py runs the full 200.
 TINY_EXPORT = {"parity_inputs": 32, "beam_inputs": 8, "max_new_tokens": 32}
 

@@ -27,8 +27,13 @@ DECODER_OUTPUTS = ("logits", "new_keys", "new_values", "decoder_attention", "cro
 
 def decoder_input_names(layers: int) -> tuple[str, ...]:
     """The decoder graph's inputs: "past_keys.0" .. "cross_values.{layers-1}" after the four others."""
-    return ("tgt", "tgt_positions", "self_mask", "src_mask",
-            *(f"{name}.{layer}" for name in CACHE_INPUTS for layer in range(layers)))
+    return (
+        "tgt",
+        "tgt_positions",
+        "self_mask",
+        "src_mask",
+        *(f"{name}.{layer}" for name in CACHE_INPUTS for layer in range(layers)),
+    )
 
 
 Dim = int | str | None

@@ -253,10 +253,7 @@ class OnnxRunner:
                 check_graph_signature(model, role, kind, specs, file=path)
         self._bind = self.provider == "CUDAExecutionProvider" and runtime.io_binding
         self._bind_device = "cuda"  # where bound cross keys/values live (tests bind on "cpu")
-        self._layer_inputs = [
-            tuple(f"{name}.{layer}" for name in CACHE_INPUTS)
-            for layer in range(model.n_layers)
-        ]
+        self._layer_inputs = [tuple(f"{name}.{layer}" for name in CACHE_INPUTS) for layer in range(model.n_layers)]
 
     @staticmethod
     def _session(path: Any, runtime: RuntimeSettings, providers: list[str], spinning: bool) -> ort.InferenceSession:

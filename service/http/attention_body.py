@@ -125,9 +125,7 @@ def attention_body(
             continue
         layers = sorted(per_layer)
         body["layers"][kind] = layers
-        body[key] = [
-            _layer_entry(per_layer[layer], mean_heads=mean_heads, encoding=encoding) for layer in layers
-        ]
+        body[key] = [_layer_entry(per_layer[layer], mean_heads=mean_heads, encoding=encoding) for layer in layers]
         if kind != "encoder":
             query_len = int(np.shape(per_layer[layers[0]])[-2])
     # Decoder position 0 reads BOS, position i reads the token predicted at i - 1.

@@ -79,9 +79,7 @@ def _validation_message(exc: RequestValidationError) -> str:
     parts = []
     for error in exc.errors():
         location = ".".join(str(p) for p in error.get("loc", ()) if p != "body")
-        parts.append(
-            f"{location}: {error.get('msg', 'invalid')}" if location else str(error.get("msg", "invalid"))
-        )
+        parts.append(f"{location}: {error.get('msg', 'invalid')}" if location else str(error.get("msg", "invalid")))
     return "; ".join(parts) or "invalid request"
 
 
@@ -119,9 +117,7 @@ def install_error_handlers(app: FastAPI) -> None:
     async def on_unexpected(request: Request, exc: Exception) -> Response:
         error_id = uuid.uuid4().hex[:12]
         logger.error("unexpected error %s", error_id, exc_info=exc, extra={"error_id": error_id})
-        return JSONResponse(
-            {"error": f"internal error (id {error_id})", "error_type": "internal"}, status_code=500
-        )
+        return JSONResponse({"error": f"internal error (id {error_id})", "error_type": "internal"}, status_code=500)
 
     app.add_exception_handler(ServingError, on_serving_error)
     app.add_exception_handler(RequestValidationError, on_validation_error)

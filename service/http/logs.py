@@ -54,8 +54,7 @@ class JsonFormatter(logging.Formatter):
 
     def format(self, record: logging.LogRecord) -> str:
         entry: dict[str, Any] = {
-            "ts": time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(record.created))
-            + f".{int(record.msecs):03d}Z",
+            "ts": time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(record.created)) + f".{int(record.msecs):03d}Z",
             "level": record.levelname.lower(),
             "logger": record.name,
             "message": record.getMessage(),
@@ -77,9 +76,7 @@ class TextFormatter(logging.Formatter):
 
     def format(self, record: logging.LogRecord) -> str:
         line = super().format(record)
-        extras = [
-            f"{k}={v}" for k, v in vars(record).items() if k not in _STANDARD_ATTRS and not k.startswith("_")
-        ]
+        extras = [f"{k}={v}" for k, v in vars(record).items() if k not in _STANDARD_ATTRS and not k.startswith("_")]
         return f"{line} {' '.join(extras)}" if extras else line
 
 

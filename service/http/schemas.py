@@ -58,9 +58,7 @@ class GenerateParameters(BaseModel):
         description="Also return `details.prefill`: the source tokens (logprob null: they are not scored).",
     )
     return_full_text: bool | None = Field(False, description="Prefix the input to `generated_text`.")
-    num_beams: int = Field(
-        1, ge=1, description="atento extension: beam width (> 1 = beam search, no sampling)."
-    )
+    num_beams: int = Field(1, ge=1, description="atento extension: beam width (> 1 = beam search, no sampling).")
     length_penalty: float = Field(
         1.0,
         ge=-MAX_LENGTH_PENALTY,
@@ -130,13 +128,10 @@ class GenerateRequest(BaseModel):
     )
 
     inputs: (
-        Annotated[str, Field(min_length=1)]
-        | Annotated[list[Annotated[str, Field(min_length=1)]], Field(min_length=1)]
+        Annotated[str, Field(min_length=1)] | Annotated[list[Annotated[str, Field(min_length=1)]], Field(min_length=1)]
     ) = Field(description="Source text, or a list of them (the response is then a list).")
     parameters: GenerateParameters = Field(default_factory=GenerateParameters)
-    stream: bool = Field(
-        False, description="POST / only: stream Server-Sent Events as /generate_stream does."
-    )
+    stream: bool = Field(False, description="POST / only: stream Server-Sent Events as /generate_stream does.")
 
 
 class Token(BaseModel):
@@ -244,9 +239,7 @@ class AttentionResponse(BaseModel):
     target_text: str = Field(description="The forced target or the generated text.")
     forced: bool = Field(description="True when `target` was given (teacher forcing).")
     finish_reason: FinishReason | None = Field(None, description="Only when the model generated the target.")
-    source_tokens: list[AlignedToken] = Field(
-        description="Source tokens (with EOS) and offsets in source_text."
-    )
+    source_tokens: list[AlignedToken] = Field(description="Source tokens (with EOS) and offsets in source_text.")
     target_tokens: list[AlignedToken] = Field(
         description="Output tokens and offsets in target_text; decoder position i predicted target_tokens[i]."
     )
@@ -254,15 +247,11 @@ class AttentionResponse(BaseModel):
     decoder_tokens: list[str] = Field(
         description="Labels of the T decoder positions: the token each position reads (BOS first)."
     )
-    layers: dict[str, list[int]] = Field(
-        description="Per kind (encoder, decoder, cross): the layer of each entry."
-    )
+    layers: dict[str, list[int]] = Field(description="Per kind (encoder, decoder, cross): the layer of each entry.")
     heads: list[int] = Field(description="Heads along axis 1; before averaging when mean_heads.")
     mean_heads: bool
     format: Literal["json", "base64"]
-    encoder_attention: list[LayerAttention] | None = Field(
-        None, description="Encoder self: (1, H, S, S). " + _SHAPES
-    )
+    encoder_attention: list[LayerAttention] | None = Field(None, description="Encoder self: (1, H, S, S). " + _SHAPES)
     decoder_attention: list[LayerAttention] | None = Field(
         None, description="Decoder masked self: (1, H, T, T), zero above the diagonal. " + _SHAPES
     )
@@ -278,9 +267,7 @@ class GenerateResponse(BaseModel):
 class ErrorResponse(BaseModel):
     """The one error body of every endpoint (TGI's)."""
 
-    model_config = ConfigDict(
-        json_schema_extra={"examples": [{"error": "queue full", "error_type": "overloaded"}]}
-    )
+    model_config = ConfigDict(json_schema_extra={"examples": [{"error": "queue full", "error_type": "overloaded"}]})
 
     error: str
     error_type: str

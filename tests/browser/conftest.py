@@ -21,8 +21,14 @@ from tests.servers import serve
 
 CHROMIUM = os.environ.get("ATENTO_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
 ]
 API_KEY = "viewer-test-key"
 
@@ -100,4 +106,3 @@ def page(browser: Any) -> Iterator[Any]:
         yield page
     finally:
         context.close()
-

@@ -69,9 +69,7 @@ def _load_yaml_documents(path: Path) -> list[dict[str, Any]]:
 def _dockerfile_stages() -> dict[str, list[tuple[str, str]]]:
     """Parse ./Dockerfile into {stage name: [(INSTRUCTION, arguments)]}, in file order."""
     text = (REPO / "Dockerfile").read_text(encoding="utf-8")
-    logical = re.sub(
-        r"\\\n", " ", "\n".join(ln for ln in text.splitlines() if not ln.lstrip().startswith("#"))
-    )
+    logical = re.sub(r"\\\n", " ", "\n".join(ln for ln in text.splitlines() if not ln.lstrip().startswith("#")))
     stages: dict[str, list[tuple[str, str]]] = {}
     current: list[tuple[str, str]] = []
     for line in logical.splitlines():
@@ -141,9 +139,7 @@ def test_runtime_stage_contract(stage: str) -> None:
         by_name.setdefault(ins, []).append(args)
 
     installs = " ".join(args for args in by_name["RUN"] if "pip install" in args)
-    assert "[service]" in installs and "torch" not in text, (
-        "runtime installs atento[service] only, never torch"
-    )
+    assert "[service]" in installs and "torch" not in text, "runtime installs atento[service] only, never torch"
     if stage == "gpu":
         assert "onnxruntime-gpu" in installs and "pip uninstall -y onnxruntime" in installs
     assert any(args.startswith("models/") for args in by_name["COPY"]), "the bundled model is copied in"
@@ -273,14 +269,8 @@ def test_dashboard_has_the_required_panels() -> None:
     exprs = promql_in_dashboard(DASHBOARD)
     joined = "\n".join(exprs)
     for quantile in ("0.5", "0.95", "0.99"):
-        assert (
-            f"histogram_quantile({quantile}, sum by (le) (rate(atento_request_duration_seconds_bucket"
-            in joined
-        )
-        assert (
-            f"histogram_quantile({quantile}, sum by (le) (rate(atento_time_to_first_token_seconds_bucket"
-            in joined
-        )
+        assert f"histogram_quantile({quantile}, sum by (le) (rate(atento_request_duration_seconds_bucket" in joined
+        assert f"histogram_quantile({quantile}, sum by (le) (rate(atento_time_to_first_token_seconds_bucket" in joined
     for needed in (
         "rate(atento_requests_total",
         "rate(atento_generated_tokens_total",

@@ -35,9 +35,7 @@ class FakeInfo:
             "n_decoder_layers": 2,
         }
     )
-    files: dict[str, str] = field(
-        default_factory=lambda: {"encoder.onnx": "0" * 64, "decoder.onnx": "1" * 64}
-    )
+    files: dict[str, str] = field(default_factory=lambda: {"encoder.onnx": "0" * 64, "decoder.onnx": "1" * 64})
     variant: str = "fp32"
     provider: str = "CPUExecutionProvider"
     max_source_tokens: int = 64
@@ -156,9 +154,7 @@ class FakeEngine:
         params.validate()
         ids, _ = self.tokenize(text)
         if len(ids) > self._info.max_source_tokens:
-            raise InputTooLong(
-                f"input has {len(ids)} tokens, the model takes at most {self._info.max_source_tokens}"
-            )
+            raise InputTooLong(f"input has {len(ids)} tokens, the model takes at most {self._info.max_source_tokens}")
         if len(self.in_flight) >= self.max_queue:
             raise Overloaded("queue full", retry_after_s=2.0)
         handle = FakeHandle(self, f"req-{next(self._ids)}")

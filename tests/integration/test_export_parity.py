@@ -25,8 +25,13 @@ def setup(tiny_checkpoint_dir: Path, tiny_model_dir: Path):  # type: ignore[no-u
     manifest = json.loads((tiny_model_dir / "manifest.json").read_text())
     runner = OnnxSeq2Seq(tiny_model_dir / "encoder.onnx", tiny_model_dir / "decoder.onnx", checkpoint.config)
     held_out = held_out_pairs(
-        checkpoint.tokenizer_path, checkpoint.metadata, count=200, split="test", seed=1234,
-        max_source_tokens=manifest["max_source_tokens"], max_target_tokens=manifest["max_target_tokens"],
+        checkpoint.tokenizer_path,
+        checkpoint.metadata,
+        count=200,
+        split="test",
+        seed=1234,
+        max_source_tokens=manifest["max_source_tokens"],
+        max_target_tokens=manifest["max_target_tokens"],
     )
     return checkpoint, runner, held_out
 
@@ -34,8 +39,7 @@ def setup(tiny_checkpoint_dir: Path, tiny_model_dir: Path):  # type: ignore[no-u
 def test_parity_on_200_inputs_batch_1_and_16_greedy_and_beam(setup) -> None:  # type: ignore[no-untyped-def]
     checkpoint, runner, held_out = setup
     config = ExportConfig(parity_inputs=200, parity_batch_sizes=(1, 16), beam_inputs=200)
-    report = check_parity(checkpoint.model, runner, held_out.sources, held_out.references, config,
-                          max_new_tokens=32)
+    report = check_parity(checkpoint.model, runner, held_out.sources, held_out.references, config, max_new_tokens=32)
     assert report.inputs == 200
     assert report.failures == []
     assert report.greedy_equal and report.beam_equal
@@ -59,7 +63,13 @@ def test_a_perturbed_model_fails_parity(setup) -> None:  # type: ignore[no-untyp
     perturbed = load_checkpoint(checkpoint.directory).model
     with torch.no_grad():
         perturbed.decoder_norm.bias.add_(1e-2)
-    report = check_parity(perturbed, runner, held_out.sources[:4], held_out.references[:4],
-                          ExportConfig(parity_batch_sizes=(1,), beam_inputs=1), max_new_tokens=4)
+    report = check_parity(
+        perturbed,
+        runner,
+        held_out.sources[:4],
+        held_out.references[:4],
+        ExportConfig(parity_batch_sizes=(1,), beam_inputs=1),
+        max_new_tokens=4,
+    )
     assert not report.passed
     assert any("logits" in failure for failure in report.failures)

@@ -35,9 +35,7 @@ def _is_error(r: httpx.Response, status: int, error_type: str | None = None) -> 
 )
 def test_invalid_parameters_422(fake_server, parameters):
     s = fake_server()
-    _is_error(
-        httpx.post(f"{s.url}/generate", json={"inputs": "a", "parameters": parameters}), 422, "invalid_input"
-    )
+    _is_error(httpx.post(f"{s.url}/generate", json={"inputs": "a", "parameters": parameters}), 422, "invalid_input")
 
 
 def test_invalid_bodies_422(fake_server):
@@ -64,9 +62,7 @@ def test_too_long_413(fake_server):
 
 def test_overloaded_429_with_retry_after(fake_server):
     s = fake_server(engine=FakeEngine(step_delay_s=0.05, max_queue=1))
-    first = threading.Thread(
-        target=httpx.post, args=(f"{s.url}/generate",), kwargs={"json": {"inputs": "abcdef"}}
-    )
+    first = threading.Thread(target=httpx.post, args=(f"{s.url}/generate",), kwargs={"json": {"inputs": "abcdef"}})
     first.start()
     try:
         while not s.engine.in_flight:

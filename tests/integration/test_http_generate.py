@@ -45,14 +45,10 @@ def test_list_of_inputs_returns_list_and_post_root_is_generate(fake_server):
 
 def test_stop_sequence_and_length(fake_server):
     s = fake_server()
-    r = httpx.post(
-        f"{s.url}/generate", json={"inputs": "abcdef", "parameters": {"stop": ["CD"], "details": True}}
-    )
+    r = httpx.post(f"{s.url}/generate", json={"inputs": "abcdef", "parameters": {"stop": ["CD"], "details": True}})
     assert r.json()["generated_text"] == "ABCD"
     assert r.json()["details"]["finish_reason"] == "stop_sequence"
-    r = httpx.post(
-        f"{s.url}/generate", json={"inputs": "abcdef", "parameters": {"max_new_tokens": 2, "details": True}}
-    )
+    r = httpx.post(f"{s.url}/generate", json={"inputs": "abcdef", "parameters": {"max_new_tokens": 2, "details": True}})
     assert r.json()["details"]["finish_reason"] == "length"
 
 

@@ -42,9 +42,7 @@ def test_metrics_parse_and_names(fake_server):
         assert families[name].type == "histogram", name
     for name in ATENTO_GAUGES:
         assert families[name].type == "gauge", name
-    samples = {
-        (s.name, tuple(sorted(s.labels.items()))): s.value for f in families.values() for s in f.samples
-    }
+    samples = {(s.name, tuple(sorted(s.labels.items()))): s.value for f in families.values() for s in f.samples}
     assert samples[("atento_requests_total", (("route", "/generate"), ("status", "200")))] == 1
     assert samples[("atento_requests_total", (("route", "/generate"), ("status", "422")))] == 1
     assert samples[("atento_generated_tokens_total", ())] == 8
@@ -73,9 +71,7 @@ def test_promtool_check_metrics(fake_server):
         pytest.skip("promtool not installed (deploy/install-apt.sh)")
     s = fake_server()
     text = _exercise(s.url)
-    check = subprocess.run(
-        [promtool, "check", "metrics"], input=text, capture_output=True, text=True, timeout=60
-    )
+    check = subprocess.run([promtool, "check", "metrics"], input=text, capture_output=True, text=True, timeout=60)
     assert check.returncode == 0, check.stdout + check.stderr
 
 

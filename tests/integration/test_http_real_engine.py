@@ -99,9 +99,7 @@ def test_attention_feeds_bertviz(live_server, fmt):
     assert r.status_code == 200, r.text
     a = r.json()
     S, T = len(a["encoder_tokens"]), len(a["decoder_tokens"])
-    enc, dec, cross = (
-        _tensors(a[k], torch) for k in ("encoder_attention", "decoder_attention", "cross_attention")
-    )
+    enc, dec, cross = (_tensors(a[k], torch) for k in ("encoder_attention", "decoder_attention", "cross_attention"))
     assert enc[0].shape == (1, 2, S, S) and dec[0].shape == (1, 2, T, T) and cross[0].shape == (1, 2, T, S)
     assert torch.allclose(cross[0].sum(-1), torch.ones(1, 2, T), atol=1e-2)
     for view in (bertviz.model_view, bertviz.head_view):
@@ -172,9 +170,7 @@ def test_python_m_service_sigterm_drains(tiny_model_dir, tmp_path):
             "inputs": ["Tengo 21 años y 3 gatos, dos perros y un loro que habla sin parar todo el día."] * 16,
             "parameters": {"max_new_tokens": 64, "num_beams": 4},
         }
-        thread = threading.Thread(
-            target=lambda: result.update(r=httpx.post(f"{url}/generate", json=body, timeout=120))
-        )
+        thread = threading.Thread(target=lambda: result.update(r=httpx.post(f"{url}/generate", json=body, timeout=120)))
         thread.start()
         wait_in_flight(url)
         proc.send_signal(signal.SIGTERM)

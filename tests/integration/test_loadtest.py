@@ -12,17 +12,36 @@ from pathlib import Path
 import pytest
 
 # Not importorskip: importing locust monkey-patches the whole process with gevent.
-pytestmark = [pytest.mark.slow,
-              pytest.mark.skipif(importlib.util.find_spec("locust") is None, reason="locust is not installed")]
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(importlib.util.find_spec("locust") is None, reason="locust is not installed"),
+]
 ROOT = Path(__file__).parents[2]
 
 
 def test_loadtest_runs_every_user_and_reports(tiny_model_dir: Path, tmp_path: Path) -> None:
     report_path = tmp_path / "report.json"
     completed = subprocess.run(
-        [sys.executable, str(ROOT / "deploy/loadtest/run.py"), "--model-dir", str(tiny_model_dir), "--users", "5",
-         "--spawn-rate", "5", "--run-time", "4", "--max-new-tokens", "8", "--report", str(report_path)],
-        capture_output=True, text=True, timeout=240, check=False,
+        [
+            sys.executable,
+            str(ROOT / "deploy/loadtest/run.py"),
+            "--model-dir",
+            str(tiny_model_dir),
+            "--users",
+            "5",
+            "--spawn-rate",
+            "5",
+            "--run-time",
+            "4",
+            "--max-new-tokens",
+            "8",
+            "--report",
+            str(report_path),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=240,
+        check=False,
     )
     assert completed.returncode == 0, completed.stdout + completed.stderr
     for figure in ("requests/s", "generated tokens/s", "time to first token", "errors by status"):

@@ -35,14 +35,16 @@ def test_steps_in_place_match_steps_from_fresh_copies_past_the_spare_columns(run
         np.testing.assert_allclose(out.logits, reference.logits, atol=1e-5)
         assert out.self_attention is not None and reference.self_attention is not None
         assert out.self_attention.shape[-1] == out.cache.past_length  # the cached columns, then the new one
-        np.testing.assert_allclose(out.self_attention, reference.self_attention[..., -out.cache.past_length :],
-                                   atol=1e-6)
+        np.testing.assert_allclose(
+            out.self_attention, reference.self_attention[..., -out.cache.past_length :], atol=1e-6
+        )
         assert out.cache.buffers is not None and out.cache.keys.base is out.cache.buffers[0]
         np.testing.assert_array_equal(out.cache.self_mask[:, -1], dead_row[:, 0])
         in_place, from_copies = out.cache, reference.cache
         tokens = out.logits[:, -1].argmax(axis=-1)[:, None].astype(np.int64)
-    np.testing.assert_allclose(in_place.keys[:, :, :, -in_place.past_length :],
-                               from_copies.keys[:, :, :, -in_place.past_length :], atol=1e-5)
+    np.testing.assert_allclose(
+        in_place.keys[:, :, :, -in_place.past_length :], from_copies.keys[:, :, :, -in_place.past_length :], atol=1e-5
+    )
 
 
 def test_a_cache_stepped_twice_leaves_the_first_successor_intact(runner: OnnxRunner) -> None:

@@ -61,8 +61,13 @@ def _service(
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     args = ["--model-dir", str(model_dir), "--port", str(port), "--shutdown-grace-s", str(grace_s)]
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "ATENTO_LOG_FORMAT": "json", "ATENTO_TEST_STEP_S": str(step_s),
-           "ATENTO_TEST_NEVER_EOS": "1" if never_eos else "0"}
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(ROOT),
+        "ATENTO_LOG_FORMAT": "json",
+        "ATENTO_TEST_STEP_S": str(step_s),
+        "ATENTO_TEST_NEVER_EOS": "1" if never_eos else "0",
+    }
     proc = subprocess.Popen(
         [sys.executable, "-c", _LAUNCHER, *args], cwd=ROOT, env=env, stderr=subprocess.PIPE, text=True
     )

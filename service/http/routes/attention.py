@@ -77,9 +77,7 @@ async def attention(request: Request, body: AttentionRequest) -> Response:
     if body.target is None:
         params = generation_params(body.parameters, request.app.state.settings)
     else:
-        params = generation_params(
-            body.parameters.model_copy(update={"num_beams": 1}), request.app.state.settings
-        )
+        params = generation_params(body.parameters.model_copy(update={"num_beams": 1}), request.app.state.settings)
     spec = AttentionSpec(
         kinds=frozenset(body.kinds),
         layers=tuple(body.layers) if body.layers is not None else None,

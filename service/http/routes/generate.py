@@ -128,9 +128,7 @@ def response_body(engine: Any, text: str, p: GenerateParameters, result: Generat
     return body
 
 
-def _submit_all(
-    engine: Any, texts: list[str], params: GenerationParams, spec: AttentionSpec | None
-) -> list[Any]:
+def _submit_all(engine: Any, texts: list[str], params: GenerationParams, spec: AttentionSpec | None) -> list[Any]:
     """Submit every input before awaiting any, so they share batches; undo all if one is refused."""
     handles: list[RequestHandle] = []
     try:

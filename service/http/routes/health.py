@@ -34,9 +34,7 @@ def _ready_response(request: Request) -> Response:
     return JSONResponse(error_body(problem), status_code=status_for(problem))
 
 
-@router.get(
-    "/health", responses=_NOT_READY, response_model=HealthStatus, summary="TGI's health: 200 once ready"
-)
+@router.get("/health", responses=_NOT_READY, response_model=HealthStatus, summary="TGI's health: 200 once ready")
 async def health(request: Request) -> Response:
     return _ready_response(request)
 

@@ -23,8 +23,17 @@ def spread_model(*, pre_norm: bool) -> Transformer:
     """A random model whose greedy outputs depend on the source and the position (Xavier-initialized
     tiny models repeat one token), so a misplaced weight or position shows up."""
     torch.manual_seed(0)
-    config = ModelConfig(vocab_size=VOCAB, d_model=32, n_heads=2, n_encoder_layers=2, n_decoder_layers=2,
-                         d_ff=64, dropout=0.0, max_positions=64, pre_norm=pre_norm)
+    config = ModelConfig(
+        vocab_size=VOCAB,
+        d_model=32,
+        n_heads=2,
+        n_encoder_layers=2,
+        n_decoder_layers=2,
+        d_ff=64,
+        dropout=0.0,
+        max_positions=64,
+        pre_norm=pre_norm,
+    )
     model = Transformer(config).eval()
     with torch.no_grad():
         for name, parameter in model.named_parameters():

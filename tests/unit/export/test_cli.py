@@ -25,8 +25,16 @@ def untrained_checkpoint(tmp_path: Path) -> Path:
     tokenizer = train_tokenizer(texts, vocab_size=300)
     tokenizer.save(str(directory / "tokenizer.json"))
     torch.manual_seed(0)
-    config = ModelConfig(vocab_size=tokenizer.get_vocab_size(), d_model=16, n_heads=2, n_encoder_layers=1,
-                         n_decoder_layers=1, d_ff=32, dropout=0.0, max_positions=64)
+    config = ModelConfig(
+        vocab_size=tokenizer.get_vocab_size(),
+        d_model=16,
+        n_heads=2,
+        n_encoder_layers=1,
+        n_decoder_layers=1,
+        d_ff=32,
+        dropout=0.0,
+        max_positions=64,
+    )
     save_checkpoint(directory, Transformer(config), metadata={"step": 0, "train": {"max_length": 64}})
     return directory
 
@@ -82,8 +90,11 @@ def edit_config(directory: Path, **changes: object) -> None:
     ],
 )
 def test_inconsistent_checkpoint(
-    untrained_checkpoint: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str],
-    changes: dict[str, object], fragment: str,
+    untrained_checkpoint: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    changes: dict[str, object],
+    fragment: str,
 ) -> None:
     edit_config(untrained_checkpoint, **changes)
     out = tmp_path / "models" / "m" / "1"

@@ -37,8 +37,12 @@ def test_manifest_fields(manifest: dict) -> None:  # type: ignore[type-arg]
     assert manifest["special_tokens"] == {"pad": 0, "bos": 1, "eos": 2, "unk": 3, "mask": 4}
     assert manifest["config"]["d_model"] == 32
     assert manifest["default_variant"] == "fp32"
-    assert manifest["variants"]["fp32"] == {"encoder": "encoder.onnx", "decoder": "decoder.onnx",
-                                            "device": "cpu", "checked": True}
+    assert manifest["variants"]["fp32"] == {
+        "encoder": "encoder.onnx",
+        "decoder": "decoder.onnx",
+        "device": "cpu",
+        "checked": True,
+    }
     assert manifest["variants"]["fp16"]["checked"] is False
     assert manifest["parity"]["greedy_equal"] and manifest["parity"]["beam_equal"]
     assert manifest["parity"]["logits_max_abs"] <= manifest["parity"]["atol_logits"]

@@ -76,11 +76,7 @@ def test_dates_become_iso_and_match_babel_or_spoken_form(train: list[Example]) -
         d = dt.date.fromisoformat(ex.target)
         assert dt.date(1900, 1, 1) <= d <= dt.date(2099, 12, 31)
         locales = ("es_ES",) if ex.category.endswith("_es") else ("en_US", "en_GB")
-        forms = {
-            (loc, f): format_date(d, format=f, locale=loc)
-            for loc in locales
-            for f in ("full", "long", "medium")
-        }
+        forms = {(loc, f): format_date(d, format=f, locale=loc) for loc in locales for f in ("full", "long", "medium")}
         assert ex.source in forms.values(), ex
         seen_formats.update(key for key, value in forms.items() if value == ex.source)
     assert {loc for loc, _ in seen_formats} == {"es_ES", "en_US", "en_GB"}
@@ -233,9 +229,7 @@ def test_read_pairs_tsv(tmp_path: Path) -> None:
         (b"a\tb\n\nc\td\n", 2, "no tab"),
     ],
 )
-def test_read_pairs_tsv_errors_name_file_and_line(
-    tmp_path: Path, content: bytes, line: int, reason: str
-) -> None:
+def test_read_pairs_tsv_errors_name_file_and_line(tmp_path: Path, content: bytes, line: int, reason: str) -> None:
     path = tmp_path / "bad.tsv"
     path.write_bytes(content)
     with pytest.raises(DataError, match=rf"bad\.tsv:{line}: .*{reason}"):

@@ -13,9 +13,7 @@ from model.config import ModelConfig
 from model.decoding import beam_search, greedy_decode
 from model.transformer import Transformer
 
-TINY = ModelConfig(
-    vocab_size=50, d_model=32, n_heads=4, n_encoder_layers=2, n_decoder_layers=2, d_ff=64, dropout=0.0
-)
+TINY = ModelConfig(vocab_size=50, d_model=32, n_heads=4, n_encoder_layers=2, n_decoder_layers=2, d_ff=64, dropout=0.0)
 
 
 @pytest.fixture(params=[True, False], ids=["pre_norm", "post_norm"])
@@ -25,9 +23,7 @@ def model(request: pytest.FixtureRequest) -> Transformer:
     return Transformer(config).eval()
 
 
-def numpy_attention(
-    q: np.ndarray, k: np.ndarray, v: np.ndarray, mask: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
+def numpy_attention(q: np.ndarray, k: np.ndarray, v: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     scores = q @ np.swapaxes(k, -1, -2) / math.sqrt(q.shape[-1])
     scores = np.where(mask, scores, -np.inf)
     weights = np.exp(scores - scores.max(axis=-1, keepdims=True))
@@ -81,9 +77,7 @@ def test_padding_never_changes_real_outputs(model: Transformer) -> None:
     src = torch.randint(5, 50, (1, 5))
     tgt = torch.randint(5, 50, (1, 4))
     alone_memory = model.encode(src, torch.ones(1, 5, dtype=torch.bool)).memory
-    alone = model.decode(
-        tgt, alone_memory, torch.ones(1, 5, dtype=torch.bool), torch.ones(1, 4, dtype=torch.bool)
-    )
+    alone = model.decode(tgt, alone_memory, torch.ones(1, 5, dtype=torch.bool), torch.ones(1, 4, dtype=torch.bool))
     padded_src = torch.cat([src, torch.zeros(1, 4, dtype=torch.long)], dim=1)
     padded_tgt = torch.cat([tgt, torch.zeros(1, 3, dtype=torch.long)], dim=1)
     src_mask = padded_src != 0
@@ -136,8 +130,17 @@ def test_decoding_beside_a_buffered_cache_equals_concatenating_it(model: Transfo
     reference = model.decode_step(tgt, positions, self_mask, keys, values, cross_keys, cross_values, src_mask)
     buffers = [torch.cat([cache, torch.randn(*shape, spare, c.head_dim)], dim=3) for cache in (keys, values)]
     buffer_mask = torch.cat([self_mask[:, :past], torch.zeros(batch, spare, dtype=torch.bool), self_mask[:, past:]], 1)
-    out = model.decode_step(tgt, positions, buffer_mask, list(buffers[0]), list(buffers[1]), list(cross_keys),
-                            list(cross_values), src_mask, beside_cache=True)
+    out = model.decode_step(
+        tgt,
+        positions,
+        buffer_mask,
+        list(buffers[0]),
+        list(buffers[1]),
+        list(cross_keys),
+        list(cross_values),
+        src_mask,
+        beside_cache=True,
+    )
     torch.testing.assert_close(out.logits, reference.logits, rtol=0, atol=1e-5)
     torch.testing.assert_close(out.present_keys, reference.present_keys[:, :, :, past:], rtol=0, atol=1e-6)
     torch.testing.assert_close(out.present_values, reference.present_values[:, :, :, past:], rtol=0, atol=1e-6)
@@ -149,9 +152,7 @@ def test_decoding_beside_a_buffered_cache_equals_concatenating_it(model: Transfo
 def test_shared_embeddings_and_learned_positions() -> None:
     shared = Transformer(TINY)
     assert shared.output_projection.weight is shared.embedding.weight
-    separate = Transformer(
-        ModelConfig(**{**TINY.to_dict(), "share_embeddings": False, "positional": "learned"})
-    )
+    separate = Transformer(ModelConfig(**{**TINY.to_dict(), "share_embeddings": False, "positional": "learned"}))
     assert separate.output_projection.weight is not separate.embedding.weight
     assert any(name.startswith("positions.") for name, _ in separate.named_parameters())
 

@@ -22,9 +22,7 @@ HF_CLIENT_PARAMETERS = {
 
 
 def test_huggingface_hub_payload_is_accepted():
-    request = GenerateRequest.model_validate(
-        {"inputs": "x", "parameters": HF_CLIENT_PARAMETERS, "stream": False}
-    )
+    request = GenerateRequest.model_validate({"inputs": "x", "parameters": HF_CLIENT_PARAMETERS, "stream": False})
     assert request.parameters.unsupported() == []
 
 
@@ -77,9 +75,7 @@ def test_inputs_str_or_non_empty_list():
     st.sampled_from(["json", "base64"]),
 )
 def test_attention_request_round_trip(kinds, mean_heads, fmt):
-    request = AttentionRequest.model_validate(
-        {"inputs": "x", "kinds": kinds, "mean_heads": mean_heads, "format": fmt}
-    )
+    request = AttentionRequest.model_validate({"inputs": "x", "kinds": kinds, "mean_heads": mean_heads, "format": fmt})
     assert AttentionRequest.model_validate(request.model_dump()) == request
 
 
