@@ -1,11 +1,13 @@
 """ONNX Runtime vs the PyTorch reference: a minimal numpy greedy loop and beam search over the
-exported graphs, and `check_parity`, used by both the export CLI and the tests.
+exported graphs, and `check_parity`, used by both the export CLI and the tests. Progress goes to
+this module's logger and, on a terminal, to a tqdm bar.
 
 Imports model/ (the reference decoders) and onnxruntime; never service/.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -14,12 +16,15 @@ from typing import Any
 import numpy as np
 import onnxruntime as ort
 import torch
+from tqdm import tqdm
 
 from export.config import ExportConfig
 from export.graphs import CACHE_INPUTS
 from model.config import ModelConfig
 from model.decoding import beam_search, greedy_decode
 from model.transformer import Transformer
+
+logger = logging.getLogger(__name__)
 
 STATE_OUTPUTS = ("memory", "cross_keys", "cross_values", "present_keys", "present_values")
 ATTENTION_OUTPUTS = ("encoder_attention", "decoder_attention", "cross_attention")
@@ -36,6 +41,7 @@ class OnnxSeq2Seq:
         self.encoder = ort.InferenceSession(str(encoder), options, providers=providers)
         self.decoder = ort.InferenceSession(str(decoder), options, providers=providers)
         self.config = config
+        self.name = decoder.name  # the graph a progress bar is checking
 
     def encode(self, src: np.ndarray, src_mask: np.ndarray) -> dict[str, np.ndarray]:
         names = [o.name for o in self.encoder.get_outputs()]
@@ -352,32 +358,49 @@ def check_parity(
     """
     differences = Differences()
     greedy_mismatches = 0
-    for size in config.parity_batch_sizes:
-        for chunk in _batches(sources, size):
-            expected = greedy_decode(model, [list(s) for s in chunk], max_new_tokens=max_new_tokens)
-            got = onnx_greedy(runner, chunk, max_new_tokens=max_new_tokens, reference=model, differences=differences)
-            greedy_mismatches += sum(e.tokens != g for e, g in zip(expected, got, strict=True))
-    for chunk_sources, chunk_references in zip(_batches(sources, 16), _batches(references, 16), strict=True):
-        prefixes = [list(r)[: max_new_tokens - 1] for r in chunk_references]
-        _check_prefix(runner, model, chunk_sources, prefixes, differences)
     beam_sources = sources[: config.beam_inputs]
-    beam_mismatches = 0
-    for source in beam_sources:
-        expected_beam = beam_search(
-            model,
-            list(source),
-            num_beams=config.num_beams,
-            max_new_tokens=max_new_tokens,
-            length_penalty=config.length_penalty,
-        )
-        tokens, _ = onnx_beam_search(
-            runner,
-            source,
-            num_beams=config.num_beams,
-            max_new_tokens=max_new_tokens,
-            length_penalty=config.length_penalty,
-        )
-        beam_mismatches += expected_beam.tokens != tokens
+    logger.info(
+        "parity: greedy decoding of %d inputs at batch sizes %s, their prefixes, %d beam searches "
+        "(fewer: --quick-parity, --parity-inputs, --beam-inputs)",
+        len(sources),
+        ", ".join(map(str, config.parity_batch_sizes)),
+        len(beam_sources),
+    )
+    total = len(sources) * (len(config.parity_batch_sizes) + 1) + len(beam_sources)
+    with tqdm(total=total, desc="parity", unit="input", disable=None) as progress:  # disable=None: off a TTY
+        for size in config.parity_batch_sizes:
+            progress.set_description(f"parity: greedy, batch {size}")
+            for chunk in _batches(sources, size):
+                expected = greedy_decode(model, [list(s) for s in chunk], max_new_tokens=max_new_tokens)
+                got = onnx_greedy(
+                    runner, chunk, max_new_tokens=max_new_tokens, reference=model, differences=differences
+                )
+                greedy_mismatches += sum(e.tokens != g for e, g in zip(expected, got, strict=True))
+                progress.update(len(chunk))
+        progress.set_description("parity: prefixes")
+        for chunk_sources, chunk_references in zip(_batches(sources, 16), _batches(references, 16), strict=True):
+            prefixes = [list(r)[: max_new_tokens - 1] for r in chunk_references]
+            _check_prefix(runner, model, chunk_sources, prefixes, differences)
+            progress.update(len(chunk_sources))
+        progress.set_description(f"parity: beam search, {config.num_beams} beams")
+        beam_mismatches = 0
+        for source in beam_sources:
+            expected_beam = beam_search(
+                model,
+                list(source),
+                num_beams=config.num_beams,
+                max_new_tokens=max_new_tokens,
+                length_penalty=config.length_penalty,
+            )
+            tokens, _ = onnx_beam_search(
+                runner,
+                source,
+                num_beams=config.num_beams,
+                max_new_tokens=max_new_tokens,
+                length_penalty=config.length_penalty,
+            )
+            beam_mismatches += expected_beam.tokens != tokens
+            progress.update()
     failures = []
     if differences.logits > config.atol_logits:
         failures.append(f"logits differ by {differences.logits:.3g} > {config.atol_logits:g}")
@@ -419,7 +442,9 @@ def exact_match(
     """Share of sources whose greedy ONNX decoding equals the reference target exactly."""
     hits = 0
     chunks = zip(_batches(sources, batch_size), _batches(references, batch_size), strict=True)
-    for chunk_sources, chunk_references in chunks:
-        got = onnx_greedy(runner, chunk_sources, max_new_tokens=max_new_tokens)
-        hits += sum(tuple(r) == g for r, g in zip(chunk_references, got, strict=True))
+    with tqdm(total=len(sources), desc=f"exact match: {runner.name}", unit="input", disable=None) as progress:
+        for chunk_sources, chunk_references in chunks:
+            got = onnx_greedy(runner, chunk_sources, max_new_tokens=max_new_tokens)
+            hits += sum(tuple(r) == g for r, g in zip(chunk_references, got, strict=True))
+            progress.update(len(chunk_sources))
     return hits / max(len(sources), 1)
