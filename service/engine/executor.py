@@ -352,8 +352,8 @@ class BatchExecutor:
                 array[:, rows.start : rows.stop] = array[:, source]
             self._cache.self_mask[rows.start : rows.stop] = self._cache.self_mask[source]
         # Requests often finish together and their successors arrive a step or two later: compacting at
-        # once made the batch copy itself twice (compacted, then grown again by the joiners), about once
-        # every 13 steps at 32 concurrent clients. Dead rows that stay dead are dropped a few steps later.
+        # once made the batch copy itself twice (compacted, then grown again by the joiners; see
+        # BENCHMARKS.md#http-at-saturation-leaner-http-layer). Dead rows that stay dead are dropped a few steps later.
         self._compact_if_sparse(after_steps=_SPARSE_STEPS_BEFORE_COMPACTING)
 
     def _advance(self, active: _Active, token: int, logprob: float, outcome: StepOutcome) -> str | None:

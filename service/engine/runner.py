@@ -276,9 +276,9 @@ class OnnxRunner:
         """One decoder call; the new keys and values are written into the cache's buffers in place.
 
         The graph reads each layer's cache buffer (spare columns masked) and returns only the new
-        columns. Format 1's graph copied the whole cache three times a step: 1.3-1.4x slower at 28 rows
-        (`bench/kv_layout.py`). Buffers are regrown (one copy) when a step outgrows them, and made anew
-        for a cache built by filter, concatenate or trim_left_padding.
+        columns: format 1's graph copied the whole cache three times a step
+        (BENCHMARKS.md#in-place-decoder-cache-format-2). Buffers are regrown (one copy) when a step
+        outgrows them, and made anew for a cache built by filter, concatenate or trim_left_padding.
         """
         batch, new = tgt.shape
         past = cache.past_length

@@ -30,19 +30,19 @@ class RuntimeSettings(BaseModel):
     # True: both sessions run on onnxruntime's one process-wide pool of spinning intra-op threads. The
     # encoder and decoder alternate within every step; with a pool each, the idle pool's spinning
     # threads took the busy one's cores, so each pool had to stop spinning, and waking threads costs
-    # every small operator (2 cores, bundled model, `bench/runtime_ab.py`: 1.41x tok/s at 32
-    # concurrent, 1.34x one at a time; HTTP 3,212 -> 4,131). The pool belongs to the process: its first user sizes it
-    # (`intra_op_threads`, `inter_op_threads`), and once it exists onnxruntime refuses a pool of its
-    # own to every other session in the process. Hence None (the default): on in atento's own server
-    # process (`python -m service` resolves it), off for an Engine embedded in someone else's program.
-    # The two spinning switches below apply only to sessions with a pool of their own.
+    # every small operator (BENCHMARKS.md#shared-thread-pool-d192-v6). The pool belongs to the
+    # process: its first user sizes it (`intra_op_threads`, `inter_op_threads`), and once it exists
+    # onnxruntime refuses a pool of its own to every other session in the process. Hence None (the
+    # default): on in atento's own server process (`python -m service` resolves it), off for an Engine
+    # embedded in someone else's program. The two spinning switches below apply only to sessions with
+    # a pool of their own.
     shared_thread_pool: bool | None = None
     # Per-session pools: spinning intra-op threads of the idle session steal a core from the busy one
-    # while the encoder and decoder alternate: measured 1.25-2.5x slower at small batches on 2 cores.
+    # while the encoder and decoder alternate (BENCHMARKS.md#first-runs-decoder-spinning-batching-optimizations).
     allow_spinning: bool = False  # encoder session
     # Off too: with few cores the spinning decoder threads compete with the Python step loop and
-    # other processes (measured on 2 cores: batch 32 0.78x -> 1.26x CTranslate2, batch 1 834 -> 1908
-    # tok/s with it off). Turn on only with cores to spare.
+    # other processes (BENCHMARKS.md#first-runs-decoder-spinning-batching-optimizations). Turn on only
+    # with cores to spare.
     decoder_allow_spinning: bool = False
     io_binding: bool = True  # CUDA only: keep the cross-attention keys/values on the device between steps
 
