@@ -26,8 +26,15 @@ from bench.workload import (
 from service.engine import Engine, GenerationParams
 
 
-async def run(model_dir: Path, *, concurrencies: Sequence[int], rounds: int, max_new_tokens: int = 64,
-              texts_per_client: int = 8, decoder_spinning: bool | None = None) -> list[Figure]:
+async def run(
+    model_dir: Path,
+    *,
+    concurrencies: Sequence[int],
+    rounds: int,
+    max_new_tokens: int = 64,
+    texts_per_client: int = 8,
+    decoder_spinning: bool | None = None,
+) -> list[Figure]:
     engine = make_engine(model_dir, max_batch_size=max(concurrencies), decoder_spinning=decoder_spinning)
     await engine.start()
     params = GenerationParams(max_new_tokens=max_new_tokens)
@@ -42,17 +49,25 @@ async def run(model_dir: Path, *, concurrencies: Sequence[int], rounds: int, max
                 low, high = result.spread("continuous", baseline)
                 bar = ">= 4x" if baseline == "one at a time" and concurrency == 32 else ""
                 value = result.ratio("continuous", baseline)
-                figures.append(Figure(
-                    "batching", f"continuous / {baseline}, {concurrency} concurrent", value, "x",
-                    detail=f"rounds {low:.2f}-{high:.2f}; {len(texts)} requests; tok/s: {rates}", target=bar,
-                    passed=(value >= 4) if bar else None))
+                figures.append(
+                    Figure(
+                        "batching",
+                        f"continuous / {baseline}, {concurrency} concurrent",
+                        value,
+                        "x",
+                        detail=f"rounds {low:.2f}-{high:.2f}; {len(texts)} requests; tok/s: {rates}",
+                        target=bar,
+                        passed=(value >= 4) if bar else None,
+                    )
+                )
     finally:
         await engine.stop(timeout_s=30)
     return figures
 
 
-def _schedules(engine: Engine, texts: list[str], params: GenerationParams,
-               concurrency: int) -> dict[str, Callable[[], Awaitable[float]]]:
+def _schedules(
+    engine: Engine, texts: list[str], params: GenerationParams, concurrency: int
+) -> dict[str, Callable[[], Awaitable[float]]]:
     async def continuous() -> float:
         return (await closed_loop(engine, texts, params, concurrency=concurrency)).tokens_per_s
 

@@ -45,7 +45,9 @@ def build_spec(model: Transformer, vocabulary: Sequence[str]) -> transformer_spe
     if len(vocabulary) != c.vocab_size or len(set(vocabulary)) != c.vocab_size:
         raise ValueError(f"need {c.vocab_size} distinct token strings, got {len(vocabulary)}")
     spec = transformer_spec.TransformerSpec.from_config(
-        (c.n_encoder_layers, c.n_decoder_layers), c.n_heads, pre_norm=c.pre_norm,
+        (c.n_encoder_layers, c.n_decoder_layers),
+        c.n_heads,
+        pre_norm=c.pre_norm,
         activation=common_spec.Activation.RELU,
     )
     table = _array(model.positions.table)  # (max_positions, D), position 0 first
@@ -113,8 +115,15 @@ def vocabulary_of(tokenizer_json: Path, vocab_size: int) -> list[str]:
 class Ct2Seq2Seq:
     """A CTranslate2 Translator taking and returning token ids (source ids include EOS)."""
 
-    def __init__(self, model_dir: Path, vocabulary: Sequence[str], *, compute_type: str = "float32",
-                 threads: int = 2, device: str = "cpu") -> None:
+    def __init__(
+        self,
+        model_dir: Path,
+        vocabulary: Sequence[str],
+        *,
+        compute_type: str = "float32",
+        threads: int = 2,
+        device: str = "cpu",
+    ) -> None:
         self.translator = ctranslate2.Translator(
             str(model_dir), device=device, compute_type=compute_type, inter_threads=1, intra_threads=threads
         )
@@ -125,7 +134,11 @@ class Ct2Seq2Seq:
         """Greedy outputs without BOS/EOS; `exact` forces exactly max_new_tokens tokens (no EOS)."""
         batch = [[self.vocabulary[i] for i in source] for source in sources]
         results = self.translator.translate_batch(
-            batch, beam_size=1, max_batch_size=0, max_decoding_length=max_new_tokens,
-            min_decoding_length=max_new_tokens if exact else 0, return_scores=False,
+            batch,
+            beam_size=1,
+            max_batch_size=0,
+            max_decoding_length=max_new_tokens,
+            min_decoding_length=max_new_tokens if exact else 0,
+            return_scores=False,
         )
         return [[self.ids[t] for t in r.hypotheses[0]] for r in results]

@@ -40,30 +40,50 @@ async def run(args: argparse.Namespace) -> list[Figure]:
             engine = make_engine(model.model_dir, max_batch_size=max(sizes), variant=variant, device="cuda")
             await engine.start()
             try:
-                figures += await peers.compare(model, engine, texts, batch_sizes=sizes, max_new_tokens=max_new_tokens,
-                                               exact=exact, rounds=rounds, variant=variant)
+                figures += await peers.compare(
+                    model,
+                    engine,
+                    texts,
+                    batch_sizes=sizes,
+                    max_new_tokens=max_new_tokens,
+                    exact=exact,
+                    rounds=rounds,
+                    variant=variant,
+                )
             finally:
                 await engine.stop(timeout_s=30)
         for variant in ("fp32", "fp16"):
             texts = bundled_texts(64 * 12) if not exact else base_sources(64 * 12)
-            figures += await http_path.run(model.model_dir, texts, clients=64, max_batch_size=32, rounds=rounds,
-                                           device="cuda", variant=variant, max_new_tokens=max_new_tokens)
-    figures += await engine_variants.attention_cost(args.model_dir, bundled_texts(192), concurrency=32,
-                                                    rounds=rounds, label="bundled cuda", device="cuda")
+            figures += await http_path.run(
+                model.model_dir,
+                texts,
+                clients=64,
+                max_batch_size=32,
+                rounds=rounds,
+                device="cuda",
+                variant=variant,
+                max_new_tokens=max_new_tokens,
+            )
+    figures += await engine_variants.attention_cost(
+        args.model_dir, bundled_texts(192), concurrency=32, rounds=rounds, label="bundled cuda", device="cuda"
+    )
     return figures
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench.gpu", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.gpu", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--model-dir", type=Path, default=Path("models/normalize/1"))
     parser.add_argument("--checkpoint", type=Path, default=Path("runs/normalize"))
     parser.add_argument("--out", type=Path, default=Path("runs/bench/gpu-report.json"))
     args = parser.parse_args(argv)
     if not gpu_available():
-        print(f"no GPU: onnxruntime offers {ort.get_available_providers()} (install onnxruntime-gpu on a "
-              "machine with a CUDA device); nothing to measure")
+        print(
+            f"no GPU: onnxruntime offers {ort.get_available_providers()} (install onnxruntime-gpu on a "
+            "machine with a CUDA device); nothing to measure"
+        )
         return 0
     figures = asyncio.run(run(args))
     print(markdown(figures))

@@ -49,8 +49,7 @@ def flops_per_token(config: Mapping[str, Any], *, source_len: float, new_tokens:
 def figures(peak: dict[str, float], achieved: list[tuple[str, float, float]]) -> list[Figure]:
     """`achieved`: (configuration, tokens/s, FLOPs per token)."""
     best = max(peak.values())
-    out = [Figure("hardware", f"fp32 sgemm 2048^3, 2 threads, {name}", rate, "GFLOP/s")
-           for name, rate in peak.items()]
+    out = [Figure("hardware", f"fp32 sgemm 2048^3, 2 threads, {name}", rate, "GFLOP/s") for name, rate in peak.items()]
     for label, tokens_per_s, per_token in achieved:
         rate = tokens_per_s * per_token / 1e9
         detail = f"{tokens_per_s:,.0f} tok/s x {per_token / 1e6:,.1f} MFLOP/token = {rate:,.1f} GFLOP/s"

@@ -43,8 +43,10 @@ class Connection:
         return cls(reader, writer, parts.netloc)
 
     async def post(self, path: str, body: bytes) -> tuple[int, bytes]:
-        head = (f"POST {path} HTTP/1.1\r\nHost: {self.host}\r\nContent-Type: application/json\r\n"
-                f"Content-Length: {len(body)}\r\n\r\n").encode()
+        head = (
+            f"POST {path} HTTP/1.1\r\nHost: {self.host}\r\nContent-Type: application/json\r\n"
+            f"Content-Length: {len(body)}\r\n\r\n"
+        ).encode()
         self.writer.write(head + body)
         status_line, *header_lines = (await self.reader.readuntil(b"\r\n\r\n")).decode("latin-1").split("\r\n")
         headers = dict(line.split(": ", 1) for line in header_lines if ": " in line)
@@ -55,8 +57,9 @@ class Connection:
         self.writer.close()
 
 
-async def http_closed_loop(url: str, texts: Sequence[str], *, concurrency: int, max_new_tokens: int,
-                           tokens_of: dict[str, int]) -> float:
+async def http_closed_loop(
+    url: str, texts: Sequence[str], *, concurrency: int, max_new_tokens: int, tokens_of: dict[str, int]
+) -> float:
     """Generated tokens/s of `concurrency` clients posting /generate back to back. Without `details`
     (as most TGI clients), so tokens are counted from the engine's greedy outputs of the same texts."""
     queue = list(reversed(texts))
@@ -79,24 +82,37 @@ async def http_closed_loop(url: str, texts: Sequence[str], *, concurrency: int, 
     return sum(tokens_of[t] for t in texts) / (time.perf_counter() - started)
 
 
-async def run(model_dir: Path, texts: Sequence[str], *, clients: int, max_batch_size: int, rounds: int,
-              max_new_tokens: int = 64, device: str = "cpu", variant: str | None = None,
-              decoder_spinning: bool | None = None, memory: bool = True) -> list[Figure]:
+async def run(
+    model_dir: Path,
+    texts: Sequence[str],
+    *,
+    clients: int,
+    max_batch_size: int,
+    rounds: int,
+    max_new_tokens: int = 64,
+    device: str = "cpu",
+    variant: str | None = None,
+    decoder_spinning: bool | None = None,
+    memory: bool = True,
+) -> list[Figure]:
     """HTTP / engine alone with `clients` closed-loop clients each, on `texts` per round; with `memory`,
     also the server's RSS at idle and its peak during the HTTP rounds."""
-    engine = make_engine(model_dir, max_batch_size=max_batch_size, device=device, variant=variant,
-                         decoder_spinning=decoder_spinning)
+    engine = make_engine(
+        model_dir, max_batch_size=max_batch_size, device=device, variant=variant, decoder_spinning=decoder_spinning
+    )
     await engine.start()
     params = GenerationParams(max_new_tokens=max_new_tokens)
     rss: list[int] = []
     try:
-        with local_server(model_dir, max_batch_size=max_batch_size, device=device, variant=variant,
-                          decoder_spinning=decoder_spinning) as server:
+        with local_server(
+            model_dir, max_batch_size=max_batch_size, device=device, variant=variant, decoder_spinning=decoder_spinning
+        ) as server:
             process = psutil.Process(server.process.pid)
             warm = await closed_loop(engine, texts, params, concurrency=clients)
             tokens_of = {text: len(r.token_ids) for text, r in zip(texts, warm.results, strict=True)}
-            await http_closed_loop(server.url, texts[:8], concurrency=4, max_new_tokens=max_new_tokens,
-                                   tokens_of=tokens_of)  # warm up
+            await http_closed_loop(
+                server.url, texts[:8], concurrency=4, max_new_tokens=max_new_tokens, tokens_of=tokens_of
+            )  # warm up
             await asyncio.sleep(1.0)
             idle = process.memory_info().rss
 
@@ -108,8 +124,9 @@ async def run(model_dir: Path, texts: Sequence[str], *, clients: int, max_batch_
             sampler = asyncio.create_task(sample())
 
             async def over_http() -> float:
-                return await http_closed_loop(server.url, texts, concurrency=clients,
-                                              max_new_tokens=max_new_tokens, tokens_of=tokens_of)
+                return await http_closed_loop(
+                    server.url, texts, concurrency=clients, max_new_tokens=max_new_tokens, tokens_of=tokens_of
+                )
 
             async def engine_alone() -> float:
                 return (await closed_loop(engine, texts, params, concurrency=clients)).tokens_per_s
@@ -123,17 +140,28 @@ async def run(model_dir: Path, texts: Sequence[str], *, clients: int, max_batch_
     saturated = clients > max_batch_size
     low, high = result.spread("http", "engine")
     figures = [
-        Figure("http", f"HTTP /generate / engine alone, {clients} clients, batches of {max_batch_size}"
-                       f"{' (saturation)' if saturated else ''}{where}", value, "x",
-               detail=f"rounds {low:.2f}-{high:.2f}; tok/s: HTTP {result.median('http'):,.0f}, "
-                      f"engine {result.median('engine'):,.0f}; {len(texts)} requests a round; "
-                      "lean keep-alive client on the same 2 cores",
-               target=">= 0.8x" if saturated else "", passed=value >= 0.8 if saturated else None),
+        Figure(
+            "http",
+            f"HTTP /generate / engine alone, {clients} clients, batches of {max_batch_size}"
+            f"{' (saturation)' if saturated else ''}{where}",
+            value,
+            "x",
+            detail=f"rounds {low:.2f}-{high:.2f}; tok/s: HTTP {result.median('http'):,.0f}, "
+            f"engine {result.median('engine'):,.0f}; {len(texts)} requests a round; "
+            "lean keep-alive client on the same 2 cores",
+            target=">= 0.8x" if saturated else "",
+            passed=value >= 0.8 if saturated else None,
+        ),
     ]
     if memory:
         figures += [
             Figure("memory", "server RSS at idle (after warm-up)", idle / MIB, "MiB"),
-            Figure("memory", f"server RSS under load ({clients} clients), peak", max(rss) / MIB, "MiB",
-                   detail=f"median {statistics.median(rss) / MIB:,.0f} MiB over {len(rss)} samples"),
+            Figure(
+                "memory",
+                f"server RSS under load ({clients} clients), peak",
+                max(rss) / MIB,
+                "MiB",
+                detail=f"median {statistics.median(rss) / MIB:,.0f} MiB over {len(rss)} samples",
+            ),
         ]
     return figures

@@ -18,8 +18,8 @@ from tokenizers import models, pre_tokenizers
 
 from bench.ct2 import convert, vocabulary_of
 from export.graphs import check_graph, export_graphs
-from export.quantize import convert_fp16, quantize_int8
 from export.model_dir import FORMAT, graph_signature, staged_directory, tool_versions, write_manifest
+from export.quantize import convert_fp16, quantize_int8
 from model.checkpoint import load_checkpoint
 from model.config import ModelConfig
 from model.tokenizer import SPECIAL_TOKENS
@@ -28,8 +28,16 @@ from model.transformer import Transformer
 logger = logging.getLogger(__name__)
 
 CACHE = Path("runs/bench")
-BASE_CONFIG = ModelConfig(vocab_size=16000, d_model=512, n_heads=8, n_encoder_layers=6, n_decoder_layers=6,
-                          d_ff=2048, dropout=0.0, max_positions=256)
+BASE_CONFIG = ModelConfig(
+    vocab_size=16000,
+    d_model=512,
+    n_heads=8,
+    n_encoder_layers=6,
+    n_decoder_layers=6,
+    d_ff=2048,
+    dropout=0.0,
+    max_positions=256,
+)
 BASE_SOURCE_TOKENS = 24  # EOS included
 BASE_NEW_TOKENS = 24  # exactly: the model cannot emit EOS (see base_model)
 
@@ -70,8 +78,10 @@ def base_sources(count: int, *, seed: int = 0) -> list[str]:
     """`count` texts of BASE_SOURCE_TOKENS - 1 random words (the engine appends EOS)."""
     rng = random.Random(seed)
     low = len(SPECIAL_TOKENS)
-    return [" ".join(f"w{rng.randrange(low, BASE_CONFIG.vocab_size)}" for _ in range(BASE_SOURCE_TOKENS - 1))
-            for _ in range(count)]
+    return [
+        " ".join(f"w{rng.randrange(low, BASE_CONFIG.vocab_size)}" for _ in range(BASE_SOURCE_TOKENS - 1))
+        for _ in range(count)
+    ]
 
 
 def write_model_directory(model: Transformer, tokenizer_json: Path, target: Path, *, name: str) -> None:
@@ -86,17 +96,29 @@ def write_model_directory(model: Transformer, tokenizer_json: Path, target: Path
         check_graph(staging / "decoder.int8.onnx")
         shutil.copyfile(tokenizer_json, staging / "tokenizer.json")
         manifest = {
-            "format": FORMAT, "name": name, "version": target.name, "config": c.to_dict(),
+            "format": FORMAT,
+            "name": name,
+            "version": target.name,
+            "config": c.to_dict(),
             "config_fingerprint": c.fingerprint(),
             "special_tokens": {n: i for n, i in zip(("pad", "bos", "eos", "unk", "mask"), range(5), strict=True)},
-            "max_source_tokens": c.max_positions, "max_target_tokens": c.max_positions, "opset": 18,
+            "max_source_tokens": c.max_positions,
+            "max_target_tokens": c.max_positions,
+            "opset": 18,
             "graphs": {"encoder": graph_signature(paths.encoder), "decoder": graph_signature(paths.decoder)},
             "variants": {
                 "fp32": {"encoder": "encoder.onnx", "decoder": "decoder.onnx", "device": "cpu", "checked": False},
-                "int8": {"encoder": "encoder.int8.onnx", "decoder": "decoder.int8.onnx", "device": "cpu",
-                         "checked": False},
+                "int8": {
+                    "encoder": "encoder.int8.onnx",
+                    "decoder": "decoder.int8.onnx",
+                    "device": "cpu",
+                    "checked": False,
+                },
             },
-            "default_variant": "fp32", "tools": tool_versions(), "parity": None, "evaluation": None,
+            "default_variant": "fp32",
+            "tools": tool_versions(),
+            "parity": None,
+            "evaluation": None,
             "checkpoint": None,
         }
         write_manifest(staging, manifest)
@@ -141,8 +163,7 @@ def load_bundled_model(model_dir: Path, checkpoint: Path, cache: Path = CACHE) -
     vocabulary = vocabulary_of(model_dir / "tokenizer.json", loaded.config.vocab_size)
     key = manifest["files"]["decoder.onnx"][:12]  # a new export gets new conversions
     root = cache / f"{manifest['name']}-{manifest['version']}-{key}"
-    return BenchModel(manifest["name"], model_dir, _ct2_dirs(loaded.model, vocabulary, root), vocabulary,
-                      loaded.model)
+    return BenchModel(manifest["name"], model_dir, _ct2_dirs(loaded.model, vocabulary, root), vocabulary, loaded.model)
 
 
 def ensure_fp16(model_dir: Path) -> None:
@@ -152,7 +173,11 @@ def ensure_fp16(model_dir: Path) -> None:
         return
     for role in ("encoder", "decoder"):
         convert_fp16(model_dir / f"{role}.onnx", model_dir / f"{role}.fp16.onnx")
-    manifest["variants"]["fp16"] = {"encoder": "encoder.fp16.onnx", "decoder": "decoder.fp16.onnx",
-                                    "device": "cuda", "checked": False}
+    manifest["variants"]["fp16"] = {
+        "encoder": "encoder.fp16.onnx",
+        "decoder": "decoder.fp16.onnx",
+        "device": "cuda",
+        "checked": False,
+    }
     manifest.pop("files", None)
     write_manifest(model_dir, manifest)

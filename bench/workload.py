@@ -11,8 +11,8 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from service.engine.settings import BatchingSettings, RuntimeSettings
 from service.engine import AttentionSpec, Engine, GenerationParams, GenerationResult
+from service.engine.settings import BatchingSettings, RuntimeSettings
 
 INPUTS = Path(__file__).resolve().parent.parent / "deploy" / "loadtest" / "inputs.tsv"
 THREADS = 2  # onnxruntime intra-op, CTranslate2 intra and torch threads alike: the machine's cores
@@ -38,9 +38,17 @@ class Run:
         return self.tokens / self.elapsed_s
 
 
-def make_engine(model_dir: Path, *, max_batch_size: int, variant: str | None = None, device: str = "cpu",
-                threads: int = THREADS, max_wait_ms: float = 0.0, decoder_spinning: bool | None = None,
-                runtime: dict[str, object] | None = None) -> Engine:
+def make_engine(
+    model_dir: Path,
+    *,
+    max_batch_size: int,
+    variant: str | None = None,
+    device: str = "cpu",
+    threads: int = THREADS,
+    max_wait_ms: float = 0.0,
+    decoder_spinning: bool | None = None,
+    runtime: dict[str, object] | None = None,
+) -> Engine:
     """An engine configured as `python -m service` runs one, except the batch limits: its sessions share
     the process's thread pool. `decoder_spinning` True or False gives each session a pool of its own,
     the decoder's spinning as said (in a process where the shared pool exists, onnxruntime refuses);
@@ -51,14 +59,24 @@ def make_engine(model_dir: Path, *, max_batch_size: int, variant: str | None = N
     if runtime:
         settings = RuntimeSettings.model_validate({**settings.model_dump(), **runtime})
     return Engine(
-        model_dir, variant=variant, device=device, runtime=settings,
-        batching=BatchingSettings(max_batch_size=max_batch_size, max_queue=4096, max_wait_ms=max_wait_ms,
-                                  max_tokens_in_flight=10**9),
+        model_dir,
+        variant=variant,
+        device=device,
+        runtime=settings,
+        batching=BatchingSettings(
+            max_batch_size=max_batch_size, max_queue=4096, max_wait_ms=max_wait_ms, max_tokens_in_flight=10**9
+        ),
     )
 
 
-async def closed_loop(engine: Engine, texts: Sequence[str], params: GenerationParams, *, concurrency: int,
-                      attention: AttentionSpec | None = None) -> Run:
+async def closed_loop(
+    engine: Engine,
+    texts: Sequence[str],
+    params: GenerationParams,
+    *,
+    concurrency: int,
+    attention: AttentionSpec | None = None,
+) -> Run:
     """`concurrency` clients, each sending its next text as soon as its previous one finished
     (continuous batching lets it join the running batch at the next step)."""
     queue = list(reversed(range(len(texts))))
@@ -74,8 +92,7 @@ async def closed_loop(engine: Engine, texts: Sequence[str], params: GenerationPa
     return _run([r for r in results if r is not None], time.perf_counter() - started)  # in the texts' order
 
 
-async def static_batches(engine: Engine, texts: Sequence[str], params: GenerationParams, *,
-                         batch_size: int) -> Run:
+async def static_batches(engine: Engine, texts: Sequence[str], params: GenerationParams, *, batch_size: int) -> Run:
     """Static batching: wait for a full batch, run it to completion, only then start the next one."""
     results: list[GenerationResult] = []
     started = time.perf_counter()
@@ -85,8 +102,9 @@ async def static_batches(engine: Engine, texts: Sequence[str], params: Generatio
     return _run(results, time.perf_counter() - started)
 
 
-async def all_at_once(engine: Engine, texts: Sequence[str], params: GenerationParams, *,
-                      attention: AttentionSpec | None = None) -> Run:
+async def all_at_once(
+    engine: Engine, texts: Sequence[str], params: GenerationParams, *, attention: AttentionSpec | None = None
+) -> Run:
     """Every text submitted at once (a batch of len(texts) when max_batch_size allows it)."""
     started = time.perf_counter()
     handles = [engine.submit(t, params, attention=attention) for t in texts]
@@ -101,9 +119,7 @@ async def serve_one_at_a_time(
     return [await engine.submit(text, params, stream=False).result() for text in inputs]
 
 
-async def serve_concurrently(
-    engine: Engine, inputs: Sequence[str], params: GenerationParams
-) -> list[GenerationResult]:
+async def serve_concurrently(engine: Engine, inputs: Sequence[str], params: GenerationParams) -> list[GenerationResult]:
     """Every input submitted at once; the results in the inputs' order."""
     handles = [engine.submit(text, params, stream=False) for text in inputs]
     return list(await asyncio.gather(*(h.result() for h in handles)))
