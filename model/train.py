@@ -117,21 +117,29 @@ class PairSource:
         return [text for e in examples for text in (e.source, e.target)]
 
 
-def encode_pairs(tokenizer: Tokenizer, examples: Sequence[Example], config: TrainConfig, step: int) -> list[TokenPair]:
-    """Token pairs for training step `step`, or for validation when `step` is negative (never noised)."""
+def encode_pairs(
+    tokenizer: Tokenizer, examples: Sequence[Example], config: TrainConfig, step: int, *, drop_too_long: bool = False
+) -> list[TokenPair]:
+    """Token pairs for training step `step`, or for validation when `step` is negative (never noised).
+
+    An example longer than --max-length is an error in a user's file, but the generator's paragraphs
+    are sized in characters, not tokens: with `drop_too_long` the few that do not fit are left out."""
     encoded = [(tokenizer.encode(e.source), tokenizer.encode(e.target)) for e in examples]
     if step >= 0 and config.segmentation_noise > 0:
         rng = random.Random(f"segmentation:{config.seed}:{step}")
         noise = config.segmentation_noise
         encoded = [(tokenizer.split_tokens(s, rng, noise), tokenizer.split_tokens(t, rng, noise)) for s, t in encoded]
     pairs = make_pairs(config.task, encoded, seed=config.seed * 31 + step, mask_id=tokenizer.mask_id)
+    fitting = []
     for pair, example in zip(pairs, examples, strict=True):
         longest = max(len(pair.source), len(pair.target)) + 1
-        if longest > config.max_length:
+        if longest <= config.max_length:
+            fitting.append(pair)
+        elif not drop_too_long:
             raise DataError(
                 f"example {example.source[:60]!r} is {longest} tokens long, over --max-length {config.max_length}"
             )
-    return pairs
+    return fitting
 
 
 def collate(pairs: Sequence[TokenPair], tokenizer: Tokenizer) -> dict[str, torch.Tensor]:
@@ -200,7 +208,7 @@ def validate(
     device: torch.device,
 ) -> dict[str, float]:
     model.eval()
-    pairs = encode_pairs(tokenizer, examples, config, step=-1)
+    pairs = encode_pairs(tokenizer, examples, config, step=-1, drop_too_long=config.data is None)
     losses = []
     for start in range(0, len(pairs), 64):
         batch = to_device(collate(pairs[start : start + 64], tokenizer), device)
@@ -294,7 +302,7 @@ def train(config: TrainConfig, model_config: ModelConfig, *, progress: bool = Tr
         examples = source.train_batch(step)
         if drills is not None:
             examples = drills.mix_into(examples, random.Random(f"drills:{config.seed}:{step}"), config.copy_drill_share)
-        pairs = encode_pairs(tokenizer, examples, config, step)
+        pairs = encode_pairs(tokenizer, examples, config, step, drop_too_long=config.data is None)
         optimizer.zero_grad(set_to_none=True)
         loss, real_tokens = step_loss(model, pairs, tokenizer, config, device)
         torch.nn.utils.clip_grad_norm_(model.parameters(), config.clip_norm)

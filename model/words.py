@@ -13,6 +13,8 @@ import random
 from babel import Locale
 from num2words import num2words
 
+from model.numbers import spanish_cardinal
+
 BABEL_LOCALES = ("es_ES", "en_US", "en_GB")
 # Affixes that turn a number word into a word that merely resembles one ("milk"-like: "tresco", "unmil").
 NEAR_MISS_SUFFIXES = ("k", "o", "a", "s", "er", "ed", "ly", "ito", "ón", "ing")
@@ -55,7 +57,10 @@ def forbidden_words() -> frozenset[str]:
             words.update(num2words(n, lang=lang).replace(",", " ").replace("-", " ").split())
             if lang == "en" and 0 < n <= 31:
                 words.update(num2words(n, lang=lang, to="ordinal").replace("-", " ").split())
-    words.update({"primero", "millón", "millones", "veintiún", "oh", "hundred", "thousand", "million"})
+    words.update({"primero", "millón", "millones", "veintiún", "oh", "hundred", "thousand", "million", "billion"})
+    for n in [*range(1, 101), *range(100, 1000, 100), 101]:  # the RAE's forms and their agreement
+        for form in ("alone", "masculine", "feminine"):
+            words.update(spanish_cardinal(n, form=form).split())
     for loc in BABEL_LOCALES:
         locale = babel_locale(loc)
         for width in ("wide", "abbreviated"):
@@ -74,6 +79,7 @@ def forbidden_words() -> frozenset[str]:
 @functools.cache
 def babel_locale(name: str) -> Locale:
     return Locale.parse(name)
+
 
 @functools.cache
 def number_word_stems(lang: str) -> tuple[str, ...]:
@@ -129,3 +135,31 @@ def pseudo_word(rng: random.Random) -> str:
     syllables = [rng.choice(PSEUDO_ONSETS) + rng.choice(PSEUDO_VOWELS) for _ in range(rng.randint(1, 4))]
     word = "".join(syllables) + (rng.choice(PSEUDO_CODAS) if rng.random() < 0.4 else "")
     return word.capitalize() if rng.random() < 0.2 else word
+
+
+# What the bundled normalizer's edits may touch, for the service's edit guard (docs/model-directory.md):
+# an edit may consume number words, month and weekday names, their connectors and punctuation, and
+# digits (Babel's written dates hold some), and may produce only digits and hyphens.
+GUARD_CONNECTORS = ("y", "and", "de", "del", "of", "the", "un", "una", "uno", "one")
+GUARD_CONSUMABLE_CHARACTERS = "0123456789,.-"
+GUARD_PRODUCIBLE_CHARACTERS = "0123456789-"
+
+
+def edit_guard_spec() -> dict[str, object]:
+    """The edit guard the bundled model declares in its manifest."""
+    words = set(forbidden_words()) | set(GUARD_CONNECTORS)
+    for n in range(1, 121):
+        words.update(num2words(n, lang="en", to="ordinal").replace("-", " ").split())
+    for n in range(1, 32):
+        words.update(num2words(n, lang="es", to="ordinal").split())
+    for loc in BABEL_LOCALES:
+        locale = babel_locale(loc)
+        for width in ("wide", "abbreviated"):
+            for context in ("format", "stand-alone"):
+                words.update(str(d).strip(".").lower() for d in locale.days[context][width].values())
+                words.update(str(m).strip(".").lower() for m in locale.months[context][width].values())
+    return {
+        "consumable_words": sorted(w.lower() for w in words if w),
+        "consumable_characters": GUARD_CONSUMABLE_CHARACTERS,
+        "producible_characters": GUARD_PRODUCIBLE_CHARACTERS,
+    }

@@ -1,0 +1,216 @@
+"""The expressions the normalizer rewrites, sampled per split, with every written and spoken form the
+generator emits: cardinals (2 to 999,999,999,999), dates with a year (to ISO 8601), dates without a
+year (the day to digits) and impossible dates (their numbers as cardinals).
+
+Split assignment lives here too: an expression belongs to one split by a stable hash of its value.
+Imports nothing from this repo but its sibling generator modules (num2words + Babel only).
+"""
+
+from __future__ import annotations
+
+import calendar
+import datetime as dt
+import hashlib
+import random
+from collections.abc import Sequence
+
+from babel.dates import format_date
+from num2words import num2words
+
+from model.numbers import MAX_CARDINAL, english_cardinal, spanish_cardinal, spanish_cardinal_variant
+from model.words import babel_locale
+
+SPLITS = ("train", "valid", "test")
+# Percent buckets of the stable expression hash: [0, 90) train, [90, 95) valid, [95, 100) test.
+SPLIT_BUCKETS = {"train": range(0, 90), "valid": range(90, 95), "test": range(95, 100)}
+MIN_NUMBER, MAX_NUMBER = 2, MAX_CARDINAL
+# The words numbers are made of: 2-99 and the hundreds are single words in Spanish or English
+# ("trece", "veintitrés", "quinientos"). A model cannot learn a word it never sees, so these are not
+# held out as expressions: bare, they belong to train; inside a sentence they appear in every split
+# (a held-out sentence is held out by its carrier template or word).
+VOCABULARY_NUMBERS = frozenset([*range(2, 100), *range(100, 1000, 100)])
+MIN_DATE, MAX_DATE = dt.date(1900, 1, 1), dt.date(2099, 12, 31)
+# Share of sampled numbers made round ("forty million", "seiscientos mil"), whose zeros are easy to miscount.
+ROUND_NUMBER_SHARE = 0.35
+BABEL_FORMATS = ("full", "long", "medium")  # "short" is numeric: no month name, outside the contract
+
+
+def stable_hash(key: str) -> int:
+    """A process-independent 64-bit hash (Python's hash() is salted per process)."""
+    return int.from_bytes(hashlib.blake2b(key.encode("utf-8"), digest_size=8).digest(), "big")
+
+
+def number_split(n: int) -> str:
+    """The split that owns the bare cardinal n (the vocabulary numbers belong to train)."""
+    return "train" if n in VOCABULARY_NUMBERS else expression_split(f"num:{n}")
+
+
+def expression_split(key: str) -> str:
+    """The split that owns a normalized expression key such as "num:1234" or "date:2026-11-29"."""
+    bucket = stable_hash(key) % 100
+    return next(split for split, buckets in SPLIT_BUCKETS.items() if bucket in buckets)
+
+
+# ---------------------------------------------------------------------------------------------
+# Cardinals
+
+
+def sample_number(rng: random.Random, split: str, *, in_sentence: bool = False, max_digits: int = 12) -> int:
+    """Log-uniform over digit counts, with some round numbers ("cien mil", "mil millones").
+
+    Inside a sentence the vocabulary numbers may appear in any split (see VOCABULARY_NUMBERS)."""
+    while True:
+        digits = rng.randint(1, max_digits)
+        n = rng.randint(max(MIN_NUMBER, 10 ** (digits - 1)), 10**digits - 1)
+        if rng.random() < ROUND_NUMBER_SHARE and digits > 2:
+            scale = 10 ** rng.randint(2, digits - 1)
+            n = max(scale, n - n % scale)
+        if number_split(n) == split or (in_sentence and n in VOCABULARY_NUMBERS):
+            return n
+
+
+def cardinal_words(n: int, lang: str, rng: random.Random | None = None, *, form: str = "alone") -> str:
+    """The spoken form of a cardinal (never capitalized); with `rng`, one of the variants people write.
+
+    `form` is Spanish agreement with a following noun: "alone", "masculine" ("veintiún años") or
+    "feminine" ("veintiuna casas", "doscientas personas")."""
+    if lang == "es":
+        return spanish_cardinal(n, form=form) if rng is None else spanish_cardinal_variant(n, rng, form=form)
+    return english_cardinal(n, rng)
+
+
+def sentence_agreement(rng: random.Random) -> str:
+    """The Spanish agreement of a number inside a carrier sentence: the noun after the slot is not known,
+    and the digits are the same whatever the gender, so all three forms are drawn."""
+    return rng.choices(("alone", "masculine", "feminine"), (0.4, 0.4, 0.2))[0]
+
+
+# ---------------------------------------------------------------------------------------------
+# Dates with a year
+
+
+def sample_date(rng: random.Random, split: str) -> dt.date:
+    span = (MAX_DATE - MIN_DATE).days
+    while True:
+        d = MIN_DATE + dt.timedelta(days=rng.randint(0, span))
+        if expression_split(f"date:{d.isoformat()}") == split:
+            return d
+
+
+def month_name(month: int, lang: str) -> str:
+    locale = babel_locale("es_ES" if lang == "es" else "en_US")
+    return str(locale.months["format"]["wide"][month])
+
+
+def written_date(d: dt.date, *, locale: str, fmt: str) -> str:
+    return format_date(d, format=fmt, locale=babel_locale(locale))
+
+
+def spoken_day_es(day: int, rng: random.Random) -> str:
+    return rng.choice(("uno", "primero")) if day == 1 else spanish_cardinal(day)
+
+
+def spoken_date_es(d: dt.date, rng: random.Random) -> str:
+    return f"{spoken_day_es(d.day, rng)} de {month_name(d.month, 'es')} de {spanish_cardinal(d.year)}"
+
+
+def spoken_year_en(year: int, rng: random.Random) -> str:
+    """ "twenty twenty-six", "nineteen oh-five"/"nineteen oh five", "two thousand (and) one"."""
+    options = [num2words(year, lang="en", to="year")] * 2  # the usual reading, twice as likely
+    if "oh-" in options[0]:
+        options.append(options[0].replace("oh-", "oh "))
+    if year >= 2010:  # 2000-2009 already read as cardinals: "two thousand and one"
+        cardinal = num2words(year, lang="en")
+        options += [cardinal, cardinal.replace(" and ", " ")]
+    elif year >= 2000:
+        options.append(options[0].replace(" and ", " "))
+    return rng.choice(options)
+
+
+def spoken_day_en(day: int) -> str:
+    return num2words(day, lang="en", to="ordinal")
+
+
+def spoken_date_en(d: dt.date, rng: random.Random) -> str:
+    month, day, year = month_name(d.month, "en"), spoken_day_en(d.day), spoken_year_en(d.year, rng)
+    if rng.random() < 0.5:
+        return f"{month} {day}, {year}"
+    return f"the {day} of {month}, {year}"
+
+
+def date_source(d: dt.date, lang: str, rng: random.Random, *, spoken: bool) -> str:
+    if spoken:
+        return spoken_date_es(d, rng) if lang == "es" else spoken_date_en(d, rng)
+    locale = "es_ES" if lang == "es" else rng.choice(("en_US", "en_GB"))
+    return written_date(d, locale=locale, fmt=rng.choice(BABEL_FORMATS))
+
+
+# ---------------------------------------------------------------------------------------------
+# Dates without a year, and days the month does not have
+
+
+def sample_day_of_year(rng: random.Random, split: str) -> tuple[int, int]:
+    """A (month, day) pair; split by the pair, so held-out splits see day-month pairs never trained on."""
+    while True:
+        month = rng.randint(1, 12)
+        day = rng.randint(1, calendar.monthrange(2000, month)[1])  # 2000 is a leap year: 29 February exists
+        if expression_split(f"day:{month}-{day}") == split:
+            return month, day
+
+
+def yearless_date(month: int, day: int, lang: str, rng: random.Random) -> tuple[str, str]:
+    """("tres de mayo", "3 de mayo"), ("May third", "May 3"), ("the third of May", "the 3 of May"):
+    the day becomes digits and everything else stays."""
+    month_word = month_name(month, lang)
+    if lang == "es":
+        if rng.random() < 0.15:
+            month_word = month_word.capitalize()
+        return f"{spoken_day_es(day, rng)} de {month_word}", f"{day} de {month_word}"
+    day_word = spoken_day_en(day)
+    if rng.random() < 0.6:
+        return f"{month_word} {day_word}", f"{month_word} {day}"
+    return f"the {day_word} of {month_word}", f"the {day} of {month_word}"
+
+
+def sample_impossible_day(rng: random.Random, split: str) -> tuple[int, int, int]:
+    """(year, month, day) with a day its month does not have: 30 or 31 February, 31 April, 29 February
+    of a common year."""
+    while True:
+        year = rng.randint(1900, 2099) if rng.random() < 0.6 else rng.randint(2000, 2099)
+        month = rng.choice((2, 2, 2, 4, 6, 9, 11))
+        last = calendar.monthrange(year, month)[1]
+        day = rng.randint(last + 1, 31 if month != 2 else 30)
+        if expression_split(f"impossible:{year}-{month}-{day}") == split:
+            return year, month, day
+
+
+def impossible_date(
+    year: int, month: int, day: int, lang: str, rng: random.Random, *, with_year: bool
+) -> tuple[str, str]:
+    """An impossible date is no date: its cardinals become digits, its ordinals and month stay words.
+
+    "treinta y uno de febrero de dos mil uno" -> "31 de febrero de 2001";
+    "February thirtieth, two thousand and one" -> "February thirtieth, 2001"."""
+    month_word = month_name(month, lang)
+    if lang == "es":
+        source, target = f"{spanish_cardinal(day)} de {month_word}", f"{day} de {month_word}"
+        if with_year:
+            source += f" de {spanish_cardinal(year)}"
+            target += f" de {year}"
+        return source, target
+    day_word = spoken_day_en(day)
+    source = target = f"{month_word} {day_word}" if rng.random() < 0.6 else f"the {day_word} of {month_word}"
+    if with_year:
+        # Only years read as one cardinal ("two thousand and one"): "twenty twenty" is no cardinal.
+        year = max(year, 2000)
+        source += f", {english_cardinal(year, rng)}"
+        target += f", {year}"
+    return source, target
+
+
+def ordinal_words(rng: random.Random, lang: str) -> Sequence[str]:
+    """Ordinals, which stay words: "first", "twenty-third", "primero", "vigésima"."""
+    if lang == "en":
+        return [num2words(rng.randint(1, 120), lang="en", to="ordinal") for _ in range(rng.randint(1, 3))]
+    masculine = num2words(rng.randint(1, 30), lang="es", to="ordinal")
+    return [masculine[:-1] + "a" if masculine.endswith("o") and rng.random() < 0.4 else masculine]
