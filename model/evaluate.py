@@ -20,6 +20,7 @@ import torch
 from model.checkpoint import Checkpoint, load_checkpoint
 from model.data import CATEGORIES, Example, generate_examples, read_pairs_tsv
 from model.decoding import beam_search, greedy_decode
+from model.pairs import read_pairs_jsonl, write_pairs_jsonl
 from model.tokenizer import Tokenizer
 
 EVALUATION_FILE = "evaluation.json"
@@ -93,19 +94,31 @@ def score(predictions: Sequence[Prediction]) -> dict[str, object]:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m model.evaluate", description=__doc__)
     parser.add_argument("--checkpoint", default="runs/normalize", help="checkpoint directory")
-    parser.add_argument("--data", help="pairs.tsv to evaluate on instead of the generated test split")
+    parser.add_argument(
+        "--data", help="pairs.tsv (or .jsonl) to evaluate on instead of the generated test split (default: generated)"
+    )
     parser.add_argument("--per-category", type=int, default=300, help="test examples per category")
     parser.add_argument("--seed", type=int, default=12345)
     parser.add_argument("--num-beams", type=int, default=1)
     parser.add_argument("--threads", type=int, default=0)
     parser.add_argument("--errors", type=int, default=5, help="wrong outputs to show per category")
     parser.add_argument("--no-write", action="store_true", help=f"don't write {EVALUATION_FILE}")
+    parser.add_argument(
+        "--write-test-set",
+        metavar="FILE.jsonl",
+        help="also write the test examples as JSON lines, for the service's evaluator (default: not written)",
+    )
     args = parser.parse_args(argv)
     if args.threads:
         torch.set_num_threads(args.threads)
     checkpoint = load_checkpoint(args.checkpoint)
     tokenizer = Tokenizer.from_file(checkpoint.tokenizer_path)
-    examples = read_pairs_tsv(Path(args.data)) if args.data else test_examples(args.per_category, args.seed)
+    if args.data:
+        examples = read_pairs_jsonl(args.data) if args.data.endswith(".jsonl") else read_pairs_tsv(Path(args.data))
+    else:
+        examples = test_examples(args.per_category, args.seed)
+    if args.write_test_set:
+        write_pairs_jsonl(args.write_test_set, examples)
     started = time.perf_counter()
     predictions = predict(checkpoint, tokenizer, examples, num_beams=args.num_beams)
     scores = score(predictions)

@@ -5,6 +5,8 @@ Imports nothing from this repository.
 
 from __future__ import annotations
 
+import dataclasses
+import json
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -47,4 +49,30 @@ def read_pairs_tsv(path: str | Path) -> list[Example]:
             raise DataError(f"{path}:{lineno}: empty source")
         category = columns[2] if len(columns) == 3 and columns[2] else "tsv"
         examples.append(Example(source=columns[0], target=columns[1], category=category))
+    return examples
+
+
+def write_pairs_jsonl(path: str | Path, examples: list[Example]) -> None:
+    """One JSON object per line ({"source", "target", "category"}): unlike TSV, any text round-trips,
+    line breaks and tabs included. The service's evaluator (python -m service.engine.evaluate) reads it."""
+    lines = (json.dumps(dataclasses.asdict(e), ensure_ascii=False) for e in examples)
+    Path(path).write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+
+
+def read_pairs_jsonl(path: str | Path) -> list[Example]:
+    """The examples `write_pairs_jsonl` wrote.
+
+    Raises:
+        DataError: on a line that is not a JSON object with string "source" and "target" fields.
+    """
+    path = Path(path)
+    examples = []
+    for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise DataError(f"{path}:{lineno}: not JSON ({exc.msg})") from exc
+        if not isinstance(record, dict) or not all(isinstance(record.get(k), str) for k in ("source", "target")):
+            raise DataError(f"{path}:{lineno}: expected an object with string source and target")
+        examples.append(Example(record["source"], record["target"], str(record.get("category", "jsonl"))))
     return examples

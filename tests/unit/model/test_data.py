@@ -24,6 +24,7 @@ from model.data import (
     number_split,
     read_pairs_tsv,
 )
+from model.pairs import read_pairs_jsonl, write_pairs_jsonl
 from model.words import forbidden_words, month_names
 
 ISO = re.compile(r"\d{4}-\d{2}-\d{2}")
@@ -369,3 +370,13 @@ def test_read_pairs_tsv_errors_name_file_and_line(tmp_path: Path, content: bytes
     path.write_bytes(content)
     with pytest.raises(DataError, match=rf"bad\.tsv:{line}: .*{reason}"):
         read_pairs_tsv(path)
+
+
+def test_jsonl_pairs_round_trip_any_text(tmp_path: Path) -> None:
+    path = tmp_path / "pairs.jsonl"
+    examples = [Example("dos\nlíneas\ty tab", "2\nlíneas\ty tab", "paragraph"), Example("😀 \r\n", "😀 \r\n", "emoji")]
+    write_pairs_jsonl(path, examples)
+    assert read_pairs_jsonl(path) == examples
+    path.write_text('{"source": "a", "target": "b"}\n[1]\n', encoding="utf-8")
+    with pytest.raises(DataError, match=r"pairs\.jsonl:2: expected an object"):
+        read_pairs_jsonl(path)
