@@ -48,8 +48,10 @@ train: $(VENV)/.dev-installed
 	$(PY) -m model.train $(TRAIN_FLAGS)
 	$(PY) -m model.evaluate --checkpoint $(CHECKPOINT)
 
+# The checkpoint in PyTorch, then the exported model as served, with its edit guard off and on.
 evaluate: $(VENV)/.dev-installed
-	$(PY) -m model.evaluate --checkpoint $(CHECKPOINT)
+	$(PY) -m model.evaluate --checkpoint $(CHECKPOINT) --write-test-set $(CHECKPOINT)/test-set.jsonl
+	$(PY) -m service.engine.evaluate --model-dir $(MODEL_DIR) --data $(CHECKPOINT)/test-set.jsonl
 
 export: $(VENV)/.dev-installed
 	$(PY) -m export --checkpoint $(CHECKPOINT) --out $(MODEL_DIR) --force $(EXPORT_FLAGS)

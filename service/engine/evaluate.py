@@ -1,0 +1,133 @@
+"""`python -m service.engine.evaluate`: exact match per category of a served model directory, with its
+edit guard off (the model alone) and on (what users get), greedy decoding through the engine.
+
+The test set is a JSON-lines file of {"source", "target", "category"} (`python -m model.evaluate
+--write-test-set`). Imports only the engine: no torch, no HTTP.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+import time
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from service.engine.engine import Engine
+from service.engine.errors import ServingError
+from service.engine.settings import BatchingSettings
+from service.engine.types import GenerationParams
+
+# Requests in flight at once: enough to fill the batch, well under the engine's queue.
+IN_FLIGHT = 64
+
+
+@dataclass(frozen=True)
+class Case:
+    source: str
+    target: str
+    category: str
+
+
+def read_cases(path: Path) -> list[Case]:
+    cases = []
+    for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        record = json.loads(line)
+        if not isinstance(record, dict) or not all(isinstance(record.get(k), str) for k in ("source", "target")):
+            raise ValueError(f"{path}:{lineno}: expected an object with string source and target")
+        cases.append(Case(record["source"], record["target"], str(record.get("category", "jsonl"))))
+    return cases
+
+
+async def generate_all(engine: Engine, cases: Sequence[Case], max_new_tokens: int) -> list[str]:
+    """Every case's output (greedy), IN_FLIGHT at a time; an input the engine refuses gets its error."""
+    params = GenerationParams(max_new_tokens=max_new_tokens)
+    outputs: list[str] = [""] * len(cases)
+    slots = asyncio.Semaphore(IN_FLIGHT)
+
+    async def one(index: int) -> None:
+        async with slots:
+            try:
+                result = await engine.submit(cases[index].source, params, stream=False).result()
+                outputs[index] = result.text
+            except ServingError as exc:
+                outputs[index] = f"<{type(exc).__name__}: {exc}>"
+
+    await asyncio.gather(*(one(i) for i in range(len(cases))))
+    return outputs
+
+
+async def evaluate(model_dir: Path, cases: Sequence[Case], *, edit_guard: bool, variant: str | None) -> list[str]:
+    engine = Engine(
+        model_dir,
+        variant=variant,
+        batching=BatchingSettings(max_queue=4 * IN_FLIGHT),
+        edit_guard=edit_guard,
+    )
+    await engine.start()
+    try:
+        return await generate_all(engine, cases, engine.info.max_target_tokens - 1)
+    finally:
+        await engine.stop(drain=False, timeout_s=5.0)
+
+
+def exact_match(cases: Sequence[Case], outputs: Sequence[str]) -> dict[str, float]:
+    by_category: dict[str, list[bool]] = defaultdict(list)
+    for case, output in zip(cases, outputs, strict=True):
+        by_category[case.category].append(output == case.target)
+    return {c: round(sum(v) / len(v), 4) for c, v in sorted(by_category.items())}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m service.engine.evaluate", description=__doc__)
+    parser.add_argument("--model-dir", default="models/normalize/1", help="model directory (default: %(default)s)")
+    parser.add_argument(
+        "--data", required=True, help="test set as JSON lines (python -m model.evaluate --write-test-set)"
+    )
+    parser.add_argument("--variant", default=None, help="fp32 | int8 | fp16 (default: the manifest's default)")
+    parser.add_argument("--errors", type=int, default=3, help="wrong outputs to show per category (default: 3)")
+    parser.add_argument(
+        "--update-manifest",
+        action="store_true",
+        help="write the figures into the model directory's manifest.json as served_evaluation (default: off)",
+    )
+    args = parser.parse_args(argv)
+    model_dir = Path(args.model_dir)
+    cases = read_cases(Path(args.data))
+    started = time.perf_counter()
+    raw = asyncio.run(evaluate(model_dir, cases, edit_guard=False, variant=args.variant))
+    guarded = asyncio.run(evaluate(model_dir, cases, edit_guard=True, variant=args.variant))
+    report = {
+        "test_set": str(args.data),
+        "variant": args.variant,
+        "decoding": "greedy",
+        "exact_match_guard_off": exact_match(cases, raw),
+        "exact_match_guard_on": exact_match(cases, guarded),
+        "overall_guard_off": round(sum(o == c.target for o, c in zip(raw, cases, strict=True)) / len(cases), 4),
+        "overall_guard_on": round(sum(o == c.target for o, c in zip(guarded, cases, strict=True)) / len(cases), 4),
+        "examples": len(cases),
+        "seconds": round(time.perf_counter() - started, 1),
+    }
+    shown: dict[str, int] = defaultdict(int)
+    for case, output, kept in zip(cases, raw, guarded, strict=True):
+        if output != case.target and shown[case.category] < args.errors:
+            shown[case.category] += 1
+            sys.stderr.write(
+                f"[{case.category}] {case.source!r}\n  want    {case.target!r}\n  model   {output!r}\n"
+                f"  guarded {kept!r}\n"
+            )
+    sys.stdout.write(json.dumps(report, indent=2, ensure_ascii=False) + "\n")
+    if args.update_manifest:
+        manifest_path = model_dir / "manifest.json"
+        manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+        manifest["served_evaluation"] = report
+        manifest_path.write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
