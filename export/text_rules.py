@@ -1,0 +1,26 @@
+"""The manifest's text rules (docs/model-directory.md): `edit_guard` and `segmentation` for a checkpoint
+trained on the bundled generator (model/data.py), whose contract they describe. Imports model/.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from model.words import edit_guard_spec
+
+# The bundled normalizer reads Spanish and English; sentencex's Spanish rules split both at their
+# sentence ends (its abbreviation lists are what differ between languages).
+BUNDLED_SEGMENTATION = {"segmenter": "sentencex", "language": "es"}
+
+
+def trained_on_bundled_generator(metadata: dict[str, Any]) -> bool:
+    """True when the checkpoint's config.json says `"train": {"data": null, "task": "seq2seq", ...}`."""
+    train = metadata.get("train")
+    return isinstance(train, dict) and "data" in train and train["data"] is None and train.get("task") == "seq2seq"
+
+
+def text_rules(metadata: dict[str, Any]) -> dict[str, Any]:
+    """The manifest fields for a checkpoint's config.json: both rules for the bundled task, none otherwise."""
+    if not trained_on_bundled_generator(metadata):
+        return {}
+    return {"edit_guard": edit_guard_spec(), "segmentation": dict(BUNDLED_SEGMENTATION)}

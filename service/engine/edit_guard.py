@@ -1,0 +1,185 @@
+"""The edit guard (docs/model-directory.md, `edit_guard`): every span of a model's output that differs
+from its input must be an edit the model directory allows; a span that is not is put back as the source.
+
+Pure Python (re, difflib); imports only service.engine.errors.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from service.engine.errors import ModelLoadError
+
+# A word (\w+: letters, digits, underscore in any script), a whitespace run, or any other single character.
+_TOKEN = re.compile(r"\w+|\s+|[^\w\s]", re.UNICODE)
+
+
+def split_tokens(text: str) -> list[str]:
+    """Split text into words, whitespace runs and single punctuation/symbol characters ("".join = text)."""
+    return _TOKEN.findall(text)
+
+
+@dataclass(frozen=True)
+class RevertedEdit:
+    """One span the guard put back: the source text it kept, and the output the model had written."""
+
+    source: str
+    output: str
+
+
+@dataclass(frozen=True)
+class GuardedText:
+    text: str  # the output with every disallowed span replaced by its source text
+    reverted: tuple[RevertedEdit, ...]
+
+
+@dataclass(frozen=True)
+class EditGuard:
+    """What an edit may consume (words, case-insensitive; characters) and produce (characters).
+
+    A span of the alignment that differs is allowed when (a) its source side is non-empty, holds only
+    consumable words, tokens made of consumable characters (digit runs included) and whitespace, and
+    at least one consumable word that is not a digit run (so "3,50" -> "250" is reverted); and (b)
+    its output side is non-empty and holds only tokens made of producible characters, whitespace,
+    and words that also appear (same case) in its source side.
+    Differing spans separated only by consumable tokens ("tres" -> "3", " y ", "cuatro" -> "4") are
+    judged as one span, so an edit the aligner cut in pieces ("12 de abril de 1950" -> "1950-04-12",
+    where "12" or "1950" aligns on its own) is judged whole. Anything else is reverted, pure
+    insertions and deletions included.
+    """
+
+    consumable_words: frozenset[str]
+    consumable_characters: frozenset[str]
+    producible_characters: frozenset[str]
+
+    @classmethod
+    def from_manifest(cls, entry: Any, *, where: str) -> EditGuard:
+        """Build the guard from a manifest's `edit_guard` object.
+
+        Raises:
+            ModelLoadError: naming the field (`edit_guard.consumable_words`, ...) that is missing or wrong.
+        """
+        if not isinstance(entry, Mapping):
+            raise ModelLoadError(f"{where}: field 'edit_guard' must be an object")
+        unknown = set(entry) - {"consumable_words", "consumable_characters", "producible_characters"}
+        if unknown:
+            raise ModelLoadError(f"{where}: field 'edit_guard' has unknown keys {sorted(unknown)}")
+        words = entry.get("consumable_words")
+        if not isinstance(words, list) or not all(isinstance(w, str) and w for w in words):
+            raise ModelLoadError(f"{where}: field 'edit_guard.consumable_words' must be a list of non-empty strings")
+        bad = [w for w in words if w != w.lower() or split_tokens(w) != [w] or not w[0].isalnum()]
+        if bad:
+            raise ModelLoadError(
+                f"{where}: field 'edit_guard.consumable_words' must hold lowercase single words, not {bad[:5]}"
+            )
+        characters: dict[str, frozenset[str]] = {}
+        for key in ("consumable_characters", "producible_characters"):
+            value = entry.get(key)
+            if not isinstance(value, str) or any(c.isspace() for c in value):
+                raise ModelLoadError(f"{where}: field 'edit_guard.{key}' must be a string of non-space characters")
+            characters[key] = frozenset(value)
+        return cls(
+            consumable_words=frozenset(words),
+            consumable_characters=characters["consumable_characters"],
+            producible_characters=characters["producible_characters"],
+        )
+
+    def _consumable(self, token: str) -> bool:
+        return token.isspace() or token.lower() in self.consumable_words or set(token) <= self.consumable_characters
+
+    def _substantive(self, token: str) -> bool:
+        """A consumable word with a letter: what an edit must consume at least one of. Digits alone do
+        not count, so "3,50" -> "250" (digits rewritten into other digits) is reverted."""
+        return token.lower() in self.consumable_words and not token.isdigit()
+
+    def allows(self, source: Sequence[str], output: Sequence[str], *, copied: Sequence[str] = ()) -> bool:
+        """Whether replacing the `source` tokens by the `output` tokens is an allowed edit.
+
+        `copied` are output tokens the aligner matched inside the span (equal runs the span was merged
+        across): they count for "non-empty" but need not be producible.
+        """
+        if not source or not (output or copied):
+            return False
+        if not all(self._consumable(t) for t in source) or not any(self._substantive(t) for t in source):
+            return False
+        words = set(source)
+        return all(
+            t.isspace() or set(t) <= self.producible_characters or (t[0].isalnum() and t in words) for t in output
+        )
+
+    def apply(self, source: str, output: str) -> GuardedText:
+        """Return `output` with every disallowed differing span replaced by its source text."""
+        if source == output:
+            return GuardedText(output, ())
+        # Only the middle differs: align the tokens of that part (cheap on long, mostly copied text).
+        start = _common_prefix(source, output)
+        end = _common_suffix(source[start:], output[start:])
+        src = split_tokens(source[start : len(source) - end])
+        out = split_tokens(output[start : len(output) - end])
+        pieces: list[str] = [output[:start]]
+        reverted: list[RevertedEdit] = []
+        for region in self._regions(src, out):
+            i1, i2, j1, j2 = region[0][1], region[-1][2], region[0][3], region[-1][4]
+            written = "".join(out[j1:j2])
+            if region[0][0] == "equal":
+                pieces.append(written)
+                continue
+            edited = [t for kind, _, _, b1, b2 in region if kind != "equal" for t in out[b1:b2]]
+            copied = [t for kind, _, _, b1, b2 in region if kind == "equal" for t in out[b1:b2]]
+            if self.allows(src[i1:i2], edited, copied=copied):
+                pieces.append(written)
+            else:
+                kept = "".join(src[i1:i2])
+                pieces.append(kept)
+                reverted.append(RevertedEdit(source=kept, output=written))
+        pieces.append(output[len(output) - end :])
+        return GuardedText("".join(pieces), tuple(reverted))
+
+    def _regions(self, source: list[str], output: list[str]) -> list[list[tuple[str, int, int, int, int]]]:
+        """The aligner's opcodes grouped: an equal run alone, or differing spans with the equal runs of
+        consumable tokens between them."""
+        opcodes = difflib.SequenceMatcher(None, source, output, autojunk=False).get_opcodes()
+        regions: list[list[tuple[str, int, int, int, int]]] = []
+        for op in opcodes:
+            if op[0] != "equal" and len(regions) >= 2 and regions[-2][0][0] != "equal":
+                _, g1, g2, _, _ = regions[-1][0]
+                if all(self._consumable(t) for t in source[g1:g2]):
+                    gap = regions.pop()
+                    regions[-1].extend([*gap, op])
+                    continue
+            regions.append([op])
+        return regions
+
+
+def _common_prefix(a: str, b: str) -> int:
+    """Length of the common prefix, backed off to a token boundary of both (never inside a word)."""
+    n = 0
+    limit = min(len(a), len(b))
+    while n < limit and a[n] == b[n]:
+        n += 1
+    while n > 0 and (_joins(a, n) or _joins(b, n)):
+        n -= 1
+    return n
+
+
+def _common_suffix(a: str, b: str) -> int:
+    n = 0
+    limit = min(len(a), len(b))
+    while n < limit and a[len(a) - 1 - n] == b[len(b) - 1 - n]:
+        n += 1
+    while n > 0 and (_joins(a, len(a) - n) or _joins(b, len(b) - n)):
+        n -= 1
+    return n
+
+
+def _joins(text: str, i: int) -> bool:
+    """True when position i is inside one token of `split_tokens` (between two word or two space characters)."""
+    if i <= 0 or i >= len(text):
+        return False
+    left, right = text[i - 1], text[i]
+    word = (left.isalnum() or left == "_") and (right.isalnum() or right == "_")
+    return word or (left.isspace() and right.isspace())

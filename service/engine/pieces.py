@@ -1,0 +1,240 @@
+"""What the engine does around the model call for a model directory's text rules: a long input split
+into pieces (segmentation.py) submitted together, the edit guard (edit_guard.py) on each piece's output,
+and `JoinedHandle`, one handle over the pieces that joins their tokens and results exactly.
+
+Runs on the event loop, beside Engine.submit; no onnxruntime, no HTTP.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+from collections.abc import AsyncIterator, Callable, Sequence
+from dataclasses import dataclass, replace
+
+from service.engine.edit_guard import EditGuard, RevertedEdit
+from service.engine.errors import InputTooLong, ServingError
+from service.engine.handle import RequestHandle
+from service.engine.segmentation import Piece, SegmentationSpec, Segmented, split_text
+from service.engine.types import GenerationResult, TokenEvent
+
+SubmitOne = Callable[[str], RequestHandle]  # one model call of the request (its params and options bound)
+
+
+@dataclass(frozen=True)
+class TextRules:
+    """A model directory's `edit_guard` and `segmentation` (either may be None), ready to apply."""
+
+    guard: EditGuard | None
+    segmentation: SegmentationSpec | None
+    encode: Callable[[str], list[int]]  # the model's ids of a text, EOS included
+    max_source_tokens: int
+
+    def submit(
+        self,
+        text: str,
+        submit_one: SubmitOne,
+        *,
+        attention: bool,
+        forced: bool,
+        stream: bool,
+        on_reverted: Callable[[int], None],
+    ) -> RequestHandle | JoinedHandle:
+        """Submit `text` as one model call, or as pieces when it is over the source limit.
+
+        The guard is applied unless the request asks for attention or forces a target (attention
+        explains the model's own tokens, so their text stays the model's). An input over the limit is
+        segmented only when the model declares `segmentation`, and never for attention or a forced target.
+
+        Raises:
+            InputTooLong: over the limit and not segmentable, or one sentence alone over the limit.
+            InvalidInput, Overloaded, ModelNotReady: as Engine.submit.
+        """
+        guard = None if attention or forced else self.guard
+        try:
+            handle = submit_one(text)
+        except InputTooLong:
+            if self.segmentation is None or forced:
+                raise
+            if attention:
+                raise InputTooLong(
+                    f"the input has {len(self.encode(text))} tokens with EOS; the limit is {self.max_source_tokens}. "
+                    "Longer inputs are split into sentences, but attention covers one model call: "
+                    "ask for the attention of each sentence on its own"
+                ) from None
+            plan = split_text(
+                text, self.segmentation, count_tokens=lambda t: len(self.encode(t)), limit=self.max_source_tokens
+            )
+            handles: list[RequestHandle] = []
+            try:
+                for piece in plan.pieces:  # in one event loop turn: the pieces share encoder passes and batches
+                    handles.append(submit_one(piece.text))
+            except ServingError:
+                for submitted in handles:
+                    submitted.cancel("disconnect")  # the client gets the error: nobody reads these
+                raise
+            return JoinedHandle(
+                handles, plan, guard=guard, on_reverted=on_reverted, input_token_ids=self.encode(text), stream=stream
+            )
+        if guard is None:
+            return handle
+        whole = Segmented(pieces=(Piece(before="", text=text),), after="")
+        return JoinedHandle([handle], whole, guard=guard, on_reverted=on_reverted, input_token_ids=None, stream=stream)
+
+
+class _TokenJoiner:
+    """The pieces' token events, fed in piece order, as the joined request's events: the whitespace
+    before a piece is put at the front of its first event, the whitespace after the last piece at the
+    end of the final event; an EOS that ends a piece other than the last is dropped."""
+
+    def __init__(self, plan: Segmented) -> None:
+        self._plan = plan
+        self._piece = 0
+        self._pending = ""  # whitespace not yet placed
+        self._held: TokenEvent | None = None  # held back one event, to carry the final whitespace
+
+    def start(self, piece: int) -> None:
+        self._piece = piece
+        self._pending += self._plan.pieces[piece].before
+
+    def push(self, event: TokenEvent) -> list[TokenEvent]:
+        if event.special and self._piece < len(self._plan.pieces) - 1:
+            return []
+        if self._pending:
+            event = replace(event, text=self._pending + event.text)
+            self._pending = ""
+        out = [] if self._held is None else [self._held]
+        self._held = event
+        return out
+
+    def end(self, *, truncated: bool) -> list[TokenEvent]:
+        """Release the held event; after a stop sequence the text ends with it (nothing after)."""
+        if self._held is None:
+            return []
+        tail = "" if truncated else self._pending + self._plan.after
+        held, self._held = self._held, None
+        return [replace(held, text=held.text + tail) if tail else held]
+
+
+class JoinedHandle:
+    """One request served as several model calls (or one, checked by the guard): the GenerationHandle
+    the engine returns for it.
+
+    Tokens stream piece after piece (a later piece's tokens wait in its own handle); they are the
+    model's own tokens, before the guard, with the whitespace between pieces on the first token of
+    each. The result joins the pieces' guarded outputs with the whitespace between them put back;
+    `finish_reason` is "stop_sequence" when a piece stopped (the output ends with that piece), else
+    "length" when a piece ran out of max_new_tokens (each piece has the request's whole
+    max_new_tokens), else "eos".
+    """
+
+    def __init__(
+        self,
+        handles: Sequence[RequestHandle],
+        plan: Segmented,
+        *,
+        guard: EditGuard | None,
+        on_reverted: Callable[[int], None],
+        input_token_ids: list[int] | None,
+        stream: bool,
+    ) -> None:
+        self.id = handles[0].id
+        self.stream = stream
+        self._handles = list(handles)
+        self._plan = plan
+        self._guard = guard
+        self._on_reverted = on_reverted
+        self._input_token_ids = input_token_ids
+        self._results: list[GenerationResult | None] = [None] * len(handles)
+        self._result: asyncio.Future[GenerationResult] = handles[0].loop.create_future()
+        for index, handle in enumerate(self._handles):
+            handle.result().add_done_callback(functools.partial(self._settle, index))
+
+    def __aiter__(self) -> AsyncIterator[TokenEvent]:
+        if not self.stream:
+            raise RuntimeError("this request was submitted with stream=False: await result() instead")
+        if len(self._handles) == 1 and not self._plan.pieces[0].before and not self._plan.after:
+            return self._handles[0].__aiter__()
+        return self._stream()
+
+    async def _stream(self) -> AsyncIterator[TokenEvent]:
+        joiner = _TokenJoiner(self._plan)
+        truncated = False
+        for index, handle in enumerate(self._handles):
+            joiner.start(index)
+            async for event in handle:  # raises the piece's failure at its end
+                for joined in joiner.push(event):
+                    yield joined
+            piece = handle.result()
+            if piece.cancelled():
+                return
+            if piece.result().finish_reason == "stop_sequence":
+                truncated = True
+                break
+        for joined in joiner.end(truncated=truncated):
+            yield joined
+
+    def result(self) -> asyncio.Future[GenerationResult]:
+        """Await it for the joined result; raises the first failure of any piece."""
+        return asyncio.shield(self._result)
+
+    def cancel(self, reason: str = "disconnect") -> None:
+        """Cancel every piece (each is counted as a cancellation)."""
+        if not self._result.done():
+            for handle in self._handles:
+                handle.cancel(reason)
+
+    def _settle(self, index: int, piece: asyncio.Future[GenerationResult]) -> None:
+        if piece.cancelled():
+            self._result.cancel()
+            return
+        error = piece.exception()  # also marks it retrieved
+        if self._result.done():
+            return
+        if error is not None:
+            self._result.set_exception(error)
+            self._result.exception()  # mark retrieved: an unawaited failure is not a loop warning
+            return
+        self._results[index] = piece.result()
+        done: list[GenerationResult] = []
+        for result in self._results:
+            if result is None:
+                return
+            done.append(result)
+            if result.finish_reason == "stop_sequence":
+                break  # the later pieces are dropped (they finish in the engine; nobody reads them)
+        self._result.set_result(self._join(done))
+
+    def _join(self, results: list[GenerationResult]) -> GenerationResult:
+        truncated = len(results) < len(self._handles) or results[-1].finish_reason == "stop_sequence"
+        outputs: list[str] = []
+        reverted: list[RevertedEdit] = []
+        for piece, result in zip(self._plan.pieces, results, strict=False):
+            if self._guard is None:
+                outputs.append(result.text)
+                continue
+            guarded = self._guard.apply(piece.text, result.text)
+            outputs.append(guarded.text)
+            reverted.extend(guarded.reverted)
+        text = "".join(piece.before + out for piece, out in zip(self._plan.pieces, outputs, strict=False))
+        joiner = _TokenJoiner(self._plan)
+        tokens: list[TokenEvent] = []
+        for index, result in enumerate(results):
+            joiner.start(index)
+            for event in result.tokens:
+                tokens.extend(joiner.push(event))
+        tokens.extend(joiner.end(truncated=truncated))
+        reasons = [r.finish_reason for r in results if r.finish_reason != "eos"]
+        if reverted:
+            self._on_reverted(len(reverted))
+        first = results[0]
+        return GenerationResult(
+            text=text if truncated else text + self._plan.after,
+            token_ids=[token for result in results for token in result.token_ids],
+            tokens=tokens,
+            finish_reason="stop_sequence" if "stop_sequence" in reasons else (reasons[0] if reasons else "eos"),
+            input_token_ids=self._input_token_ids if self._input_token_ids is not None else first.input_token_ids,
+            seed=first.seed,
+            attention=first.attention if len(results) == 1 else None,
+            edit_guard=tuple(reverted) if self._guard is not None else None,
+        )

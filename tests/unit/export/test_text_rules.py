@@ -1,0 +1,34 @@
+"""export/text_rules.py: the manifest gets edit_guard and segmentation only for the bundled generator's task."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from export.text_rules import text_rules, trained_on_bundled_generator
+from model.words import edit_guard_spec
+from service.engine.edit_guard import EditGuard
+from service.engine.segmentation import SegmentationSpec
+
+
+def test_the_bundled_task_gets_both_rules_and_the_service_accepts_them() -> None:
+    rules = text_rules({"train": {"data": None, "task": "seq2seq", "steps": 10}})
+    assert rules["edit_guard"] == edit_guard_spec()
+    assert rules["segmentation"] == {"segmenter": "sentencex", "language": "es"}
+    EditGuard.from_manifest(rules["edit_guard"], where="manifest.json")
+    SegmentationSpec.from_manifest(rules["segmentation"], where="manifest.json")
+
+
+@pytest.mark.parametrize(
+    "metadata",
+    [
+        {"train": {"data": "pairs.tsv", "task": "seq2seq"}},  # the user's own pairs: another contract
+        {"train": {"data": None, "task": "denoise"}},
+        {"train": {"task": "seq2seq"}},  # no record of the data
+        {},
+    ],
+)
+def test_other_checkpoints_get_none(metadata: dict[str, Any]) -> None:
+    assert not trained_on_bundled_generator(metadata)
+    assert text_rules(metadata) == {}

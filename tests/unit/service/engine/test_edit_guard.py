@@ -1,0 +1,131 @@
+"""The edit guard: planted bad edits are reverted, the contract's edits are kept, and every pair the
+bundled generator makes passes unchanged (so the guard and the training contract cannot drift)."""
+
+from __future__ import annotations
+
+import collections
+from typing import Any
+
+import pytest
+
+from model.data import CATEGORIES, iter_examples
+from model.words import edit_guard_spec
+from service.engine.edit_guard import EditGuard, RevertedEdit, split_tokens
+from service.engine.errors import ModelLoadError
+
+
+@pytest.fixture(scope="module")
+def guard() -> EditGuard:
+    return EditGuard.from_manifest(edit_guard_spec(), where="manifest.json")
+
+
+@pytest.mark.parametrize(
+    ("source", "output", "reverted"),
+    [
+        ("doscientas personas", "2cientas personas", [("doscientas", "2cientas")]),
+        ("doscientas mil personas", "2cientas 1000 personas", [("doscientas mil", "2cientas 1000")]),
+        ("Привет, мир", "mit, мир", [("Привет", "mit")]),
+        ("Привет, мир", "mit\ufffd100000 and and", [("Привет, мир", "mit\ufffd100000 and and")]),
+        ("Hola a todos", "Hola a todos y", [("", " y")]),  # an inserted word
+        ("Hola a todos", "Hola todos", [("a ", "")]),  # a deleted word
+        ("tres de mayo", "", [("tres de mayo", "")]),  # a deleted expression
+        ("Tengo veintiún años.", "Tengo 21ún años.", [("veintiún", "21ún")]),
+        ("El precio es de 3,50 €.", "El precio es de 250 €.", [("3,50", "250")]),  # digits rewritten
+        ("el tres de mayo", "103-05-03", [("el tres de mayo", "103-05-03")]),
+        ("Me encanta 🎉 y tengo veinticinco años", "Me encanta renren y tengo 25 años", [("🎉", "renren")]),
+        ("línea uno\nlínea dos", "línea uno línea dos", [("\n", " ")]),  # whitespace is copied exactly
+        ("https://x.es/a tres mil", "htps://x.es/a 3000", [("https", "htps")]),
+        ("tres casas", "3 perros", [("tres casas", "3 perros")]),  # one region: judged and reverted whole
+        ("three", "3 of", [("three", "3 of")]),  # "of" is not in the source side
+    ],
+)
+def test_reverts_a_bad_edit(guard: EditGuard, source: str, output: str, reverted: list[tuple[str, str]]) -> None:
+    result = guard.apply(source, output)
+    assert [(r.source, r.output) for r in result.reverted] == reverted
+    assert all(isinstance(r, RevertedEdit) for r in result.reverted)
+    # What is left differs from the source only by allowed edits.
+    assert guard.apply(source, result.text).text == result.text
+
+
+def test_a_reverted_span_leaves_the_good_ones(guard: EditGuard) -> None:
+    result = guard.apply("Tengo tres gatos y doscientas casas.", "Tengo 3 gatos y 2cientas casas.")
+    assert result.text == "Tengo 3 gatos y doscientas casas."
+
+
+@pytest.mark.parametrize(
+    ("source", "output"),
+    [
+        ("tres de mayo", "3 de mayo"),
+        ("el tres de mayo", "el 3 de mayo"),
+        ("dos mil uno", "2001"),
+        ("miércoles, 12 de abril de 1950", "1950-04-12"),
+        ("El miércoles, 12 de abril de 1950 llovió.", "El 1950-04-12 llovió."),
+        ("the third of May", "the 3 of May"),
+        ("May third", "May 3"),
+        ("doscientas personas", "200 personas"),
+        ("Tengo veintiún años.", "Tengo 21 años."),
+        ("mil millones", "1000000000"),
+        ("treinta y uno de febrero de dos mil uno", "31 de febrero de 2001"),
+        ("one thousand, two hundred and thirty-four", "1234"),
+        ("twenty-one hundred", "2100"),
+        ("November twenty-ninth, twenty twenty-six", "2026-11-29"),
+        ("Llegó el 1 abr 1965.", "Llegó el 1965-04-01."),
+        ("tres y cuatro", "3 y 4"),
+        ("Nothing to change here.", "Nothing to change here."),
+    ],
+)
+def test_keeps_an_allowed_edit(guard: EditGuard, source: str, output: str) -> None:
+    assert guard.apply(source, output).text == output
+    assert guard.apply(source, output).reverted == ()
+
+
+@pytest.mark.slow  # about 20 s of CPU
+def test_every_generated_pair_passes_unchanged(guard: EditGuard) -> None:
+    """guard(source, target) == target for 2,000 examples of every category, half train, half test."""
+    per_category = 2000
+    for split in ("train", "test"):
+        wanted = collections.Counter({category: per_category // 2 for category in CATEGORIES})
+        stream = iter_examples(seed=7, split=split)
+        failures: list[tuple[str, str, str, str]] = []
+        while wanted:
+            example = next(stream)
+            if wanted[example.category] <= 0:
+                continue
+            wanted[example.category] -= 1
+            wanted += collections.Counter()  # drop the categories that are done
+            guarded = guard.apply(example.source, example.target)
+            if guarded.text != example.target:
+                failures.append((example.category, example.source, example.target, guarded.text))
+        assert failures == []
+
+
+def test_tokens_join_back_to_the_text() -> None:
+    text = "El 3,50 € — 日本語\t\n  x_y ñ-1 🎉\u0301"
+    assert "".join(split_tokens(text)) == text
+    assert split_tokens("tres  de mayo,") == ["tres", "  ", "de", " ", "mayo", ","]
+
+
+def test_a_long_copied_text_costs_only_its_differing_middle(guard: EditGuard) -> None:
+    copied = "Palabra cualquiera. " * 200
+    result = guard.apply(copied + "tres casas " + copied, copied + "3 casas " + copied)
+    assert result.text == copied + "3 casas " + copied
+    bad = guard.apply(copied + "tres casas " + copied, copied + "3 casa " + copied)
+    assert bad.text == copied + "tres casas " + copied
+
+
+@pytest.mark.parametrize(
+    ("entry", "field"),
+    [
+        ([], "'edit_guard'"),
+        ({"consumable_words": ["tres"], "consumable_characters": "0", "producible_characters": "0", "x": 1}, "x"),
+        ({"consumable_words": "tres", "consumable_characters": "0", "producible_characters": "0"}, "consumable_words"),
+        ({"consumable_words": ["Tres"], "consumable_characters": "0", "producible_characters": "0"}, "lowercase"),
+        ({"consumable_words": ["dos mil"], "consumable_characters": "0", "producible_characters": "0"}, "single"),
+        ({"consumable_words": ["tres"], "consumable_characters": 0, "producible_characters": "0"}, "consumable_char"),
+        ({"consumable_words": ["tres"], "consumable_characters": "0"}, "edit_guard.producible_characters"),
+        ({"consumable_words": ["tres"], "consumable_characters": "0 ", "producible_characters": "0"}, "non-space"),
+    ],
+)
+def test_a_bad_manifest_entry_names_the_field(entry: Any, field: str) -> None:
+    with pytest.raises(ModelLoadError, match=field):
+        EditGuard.from_manifest(entry, where="manifest.json")
