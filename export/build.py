@@ -20,6 +20,7 @@ from export.heldout import HeldOut, held_out_pairs
 from export.model_dir import FORMAT, graph_signature, staged_directory, tool_versions, write_manifest
 from export.parity import OnnxSeq2Seq, ParityReport, check_parity, exact_match
 from export.quantize import convert_fp16, quantize_int8
+from export.text_rules import text_rules
 from model.checkpoint import TOKENIZER, Checkpoint, CheckpointError, load_checkpoint
 from model.tokenizer import SPECIAL_TOKENS
 
@@ -147,6 +148,7 @@ def build_model_directory(config: ExportConfig, *, replace: bool = False) -> Bui
             "special_tokens": specials,
             "max_source_tokens": max_source,
             "max_target_tokens": max_target,
+            **(text_rules(checkpoint.metadata) if config.text_rules else {}),
             "opset": config.opset,
             "graphs": {"encoder": graph_signature(paths.encoder), "decoder": graph_signature(paths.decoder)},
             "variants": variants,

@@ -36,7 +36,9 @@ TINY_TRAIN = {
     "seed": 0,
 }
 # The session fixture checks parity on a sample; tests/integration/test_export_parity.py runs the full 200.
-TINY_EXPORT = {"parity_inputs": 32, "beam_inputs": 8, "max_new_tokens": 32}
+# No edit guard or segmentation in its manifest: the engine tests compare its raw outputs with PyTorch's
+# (tests/integration/test_text_rules.py adds them to a copy).
+TINY_EXPORT = {"parity_inputs": 32, "beam_inputs": 8, "max_new_tokens": 32, "text_rules": False}
 
 
 @pytest.fixture(scope="session")

@@ -17,7 +17,7 @@ from sentencex import segment  # type: ignore[import-untyped]  # sentencex ships
 from service.engine.errors import InputTooLong, ModelLoadError
 
 SEGMENTERS = ("sentencex",)
-# Positions just after a run of line breaks: every line is a unit of its own.
+# Positions just after a run of line breaks: where a line (with its line breaks) ends.
 _AFTER_LINE_BREAKS = re.compile(r"(?<=[\r\n])(?=[^\r\n])")
 _PREVIEW_CHARS = 60
 
@@ -64,18 +64,25 @@ class Segmented:
         return "".join(piece.before + out for piece, out in zip(self.pieces, outputs, strict=True)) + self.after
 
 
-def units(text: str, spec: SegmentationSpec) -> list[str]:
-    """Sentences, each cut after every run of line breaks; "".join(units) == text."""
+def units(text: str, spec: SegmentationSpec, *, fits: Callable[[str], bool]) -> list[str]:
+    """Lines (each with its line breaks), and the sentences of a line that does not fit on its own;
+    "".join(units) == text. Lines first: a piece then never cuts a line that would fit whole."""
     out: list[str] = []
-    for sentence in segment(spec.language, text):
-        out.extend(part for part in _AFTER_LINE_BREAKS.split(str(sentence)) if part)
-    if "".join(out) != text:  # the segmenter promises this; never lose a byte if it ever breaks it
-        return [text]
+    for line in _AFTER_LINE_BREAKS.split(text):
+        if not line:
+            continue
+        if fits(line.strip()):
+            out.append(line)
+            continue
+        sentences = [str(sentence) for sentence in segment(spec.language, line)]
+        # The segmenter promises its sentences join back to the line; never lose a byte if it breaks that.
+        out.extend(sentences if "".join(sentences) == line else [line])
     return out
 
 
 def split_text(text: str, spec: SegmentationSpec, *, count_tokens: Callable[[str], int], limit: int) -> Segmented:
-    """Pack consecutive sentences greedily into pieces of at most `limit` tokens.
+    """Pack consecutive lines (or, for a line over the limit, its sentences) greedily into pieces of at
+    most `limit` tokens.
 
     Args:
         text: the input, longer than the model takes at once.
@@ -92,7 +99,7 @@ def split_text(text: str, spec: SegmentationSpec, *, count_tokens: Callable[[str
     """
     groups: list[str] = []
     current = ""
-    for unit in units(text, spec):
+    for unit in units(text, spec, fits=lambda piece: count_tokens(piece) <= limit):
         candidate = current + unit
         if count_tokens(candidate.strip()) <= limit:
             current = candidate

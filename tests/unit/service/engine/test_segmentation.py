@@ -25,10 +25,15 @@ def words(text: str) -> int:
     return len(text.split()) + 1
 
 
-def test_units_are_sentences_and_lines() -> None:
+def test_units_are_lines_and_the_sentences_of_a_long_line() -> None:
     text = "Llegó el tres de mayo. Se fue.\nOtra línea sin punto\n\nY otra.  "
-    assert "".join(units(text, SPEC)) == text
-    assert units(text, SPEC) == ["Llegó el tres de mayo. ", "Se fue.\n", "Otra línea sin punto", "\n\n", "Y otra.  "]
+    assert units(text, SPEC, fits=lambda t: True) == [
+        "Llegó el tres de mayo. Se fue.\n",
+        "Otra línea sin punto\n\n",
+        "Y otra.  ",
+    ]
+    short = units(text, SPEC, fits=lambda t: len(t) < 25)
+    assert short == ["Llegó el tres de mayo. ", "Se fue.\n", "Otra línea sin punto\n\n", "Y otra.  "]
 
 
 def test_pieces_pack_sentences_greedily_within_the_limit() -> None:
