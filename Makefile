@@ -72,8 +72,12 @@ $(VENV)/.loadtest-installed: pyproject.toml | $(PY)
 loadtest: $(VENV)/.loadtest-installed
 	$(PY) deploy/loadtest/run.py --users $(USERS) --run-time $(DURATION) $(if $(URL),--url $(URL))
 
+# What CI checks before the tests (.ci/run), and what .pre-commit-config.yaml runs on a commit.
+LINT_PATHS := model export service tests bench deploy
 lint: $(VENV)/.dev-installed
-	$(PY) -m ruff check model export service tests
+	$(PY) -m ruff check $(LINT_PATHS)
+	$(PY) -m ruff format --check $(LINT_PATHS)
+	$(PY) -m mypy service export tests/integration/fake_engine.py  # --strict, pydantic plugin: pyproject.toml
 
 clean-venv:
 	rm -rf $(VENV)

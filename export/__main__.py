@@ -12,6 +12,7 @@ import dataclasses
 import logging
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 import torch
 
@@ -45,7 +46,7 @@ def parse_args(argv: Sequence[str] | None = None) -> tuple[ExportConfig, bool]:
     parser.add_argument("--threads", type=int, default=0, help="torch threads; 0 = torch's default")
     args = vars(parser.parse_args(argv))
     names = {f.name for f in dataclasses.fields(ExportConfig)}
-    values = {k: tuple(v) if isinstance(v, list) else v for k, v in args.items() if k in names}
+    values: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v for k, v in args.items() if k in names}
     if args["quick_parity"]:
         values["parity_inputs"] = min(values["parity_inputs"], QUICK_PARITY_INPUTS)
         values["beam_inputs"] = min(values["beam_inputs"], QUICK_BEAM_INPUTS)

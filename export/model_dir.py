@@ -19,7 +19,7 @@ import onnx
 
 MANIFEST = "manifest.json"
 FORMAT = "atento-model/2"
-ONNX_DTYPES = {
+ONNX_DTYPES: dict[int, str] = {
     onnx.TensorProto.FLOAT: "float32",
     onnx.TensorProto.FLOAT16: "float16",
     onnx.TensorProto.INT64: "int64",

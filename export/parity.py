@@ -70,7 +70,8 @@ def log_softmax(logits: np.ndarray) -> np.ndarray:
     """float32 log-softmax over the last axis, as the reference computes it."""
     logits = logits.astype(np.float32)
     shifted = logits - logits.max(axis=-1, keepdims=True)
-    return shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
+    result: np.ndarray = shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
+    return result
 
 
 def pad_sources(sources: Sequence[Sequence[int]], pad_id: int) -> tuple[np.ndarray, np.ndarray]:

@@ -5,7 +5,8 @@ A request's path: `engine.py` (Engine.submit, the worker thread) -> `scheduler.p
 steps) -> `executor.py` (one decoding step of the running batch) -> `runner.py` (onnxruntime).
 """
 
-from service.engine.engine import Engine, EngineStats, ModelInfo
+from service.engine.client import EngineClient, GenerationHandle
+from service.engine.engine import Engine
 from service.engine.errors import (
     DeadlineExceeded,
     InferenceFailed,
@@ -20,7 +21,15 @@ from service.engine.errors import (
 from service.engine.handle import RequestHandle
 from service.engine.observer import EngineObserver
 from service.engine.settings import BatchingSettings, RuntimeSettings
-from service.engine.types import Attention, AttentionSpec, GenerationParams, GenerationResult, TokenEvent
+from service.engine.types import (
+    Attention,
+    AttentionSpec,
+    EngineStats,
+    GenerationParams,
+    GenerationResult,
+    ModelInfo,
+    TokenEvent,
+)
 
 __all__ = [
     "Attention",
@@ -28,8 +37,10 @@ __all__ = [
     "BatchingSettings",
     "DeadlineExceeded",
     "Engine",
+    "EngineClient",
     "EngineObserver",
     "EngineStats",
+    "GenerationHandle",
     "GenerationParams",
     "GenerationResult",
     "InferenceFailed",

@@ -15,10 +15,9 @@ import random
 import threading
 import time
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
 
 from service.engine.errors import (
     DeadlineExceeded,
@@ -26,8 +25,6 @@ from service.engine.errors import (
     InputTooLong,
     InvalidInput,
     ModelNotReady,
-    Overloaded,
-    ServingError,
 )
 from service.engine.executor import BatchExecutor, ModelShape, Request, SpecialIds, StepFailed, StepOutcome
 from service.engine.handle import RequestHandle
@@ -37,48 +34,9 @@ from service.engine.runner import OnnxRunner, Runner
 from service.engine.scheduler import BatchPolicy, Dropped, PendingRequest, Scheduler, StepResults
 from service.engine.settings import BatchingSettings, RuntimeSettings
 from service.engine.tokenizer import Tokenizer
-from service.engine.types import (
-    Attention,
-    AttentionSpec,
-    GenerationParams,
-    GenerationResult,
-    TokenEvent,
-)
-
-__all__ = [
-    "Attention",
-    "AttentionSpec",
-    "Engine",
-    "EngineObserver",
-    "EngineStats",
-    "GenerationParams",
-    "GenerationResult",
-    "ModelInfo",
-    "RequestHandle",
-    "TokenEvent",
-]
+from service.engine.types import AttentionSpec, EngineStats, GenerationParams, ModelInfo
 
 logger = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class EngineStats:
-    queue_depth: int
-    running_sequences: int  # decoder rows (beams count each)
-    running_requests: int
-
-
-@dataclass(frozen=True)
-class ModelInfo:
-    name: str
-    version: str
-    config: Mapping[str, Any]
-    files: Mapping[str, str]  # file name -> sha256
-    variant: str
-    provider: str
-    max_source_tokens: int
-    max_target_tokens: int
-    limits: Mapping[str, Any]  # the batching settings
 
 
 def _run_all(calls: list[Callable[[], None]]) -> None:
@@ -90,7 +48,8 @@ def _run_all(calls: list[Callable[[], None]]) -> None:
 class _Entry:
     request: Request
     handle: RequestHandle
-    generated: int = 0
+    submitted_at: float  # time.monotonic(), for time to first token
+    last_token_at: float | None = None
 
 
 @dataclass
@@ -137,19 +96,6 @@ class Engine:
         self._accepting = False
         self._stopping = False
         self._rows = 0
-
-    @classmethod
-    def from_settings(
-        cls,
-        model_dir: Path,
-        *,
-        variant: str,
-        device: str,
-        runtime: RuntimeSettings,
-        batching: BatchingSettings,
-        observer: EngineObserver | None = None,
-    ) -> Engine:
-        return cls(model_dir, variant=variant, device=device, runtime=runtime, batching=batching, observer=observer)
 
     # ---- lifecycle ----
 
@@ -203,7 +149,7 @@ class Engine:
         if self._loaded is not None:
             self._loaded.executor.reset()
         for entry in entries:
-            self._deliver(entry.handle, ModelNotReady("the engine stopped before this request finished"))
+            entry.handle.finish_threadsafe(ModelNotReady("the engine stopped before this request finished"))
 
     @property
     def ready(self) -> bool:
@@ -255,11 +201,7 @@ class Engine:
         if not self.ready:
             raise ModelNotReady("the model is not loaded yet" if self._loaded is None else "the engine is stopping")
         loaded = self._require_loaded()
-        try:
-            request, rows = self._build_request(text, params, attention, forced_target, loaded)
-        except ServingError as error:
-            self.observer.on_reject(error.error_type)
-            raise
+        request, rows = self._build_request(text, params, attention, forced_target, loaded)
         handle = RequestHandle(request.id, asyncio.get_running_loop(), self._cancel, stream=stream)
         now = self._clock()
         deadline = now + params.timeout_s if params.timeout_s is not None else None
@@ -270,15 +212,11 @@ class Engine:
             deadline=deadline,
         )
         with self._lock:
-            try:
-                self._scheduler.add(pending, now=now)
-            except Overloaded:
-                self.observer.on_reject("overloaded")
-                raise
-            self._entries[request.id] = _Entry(request, handle)
+            self._scheduler.add(pending, now=now)  # raises Overloaded
+            self._entries[request.id] = _Entry(request, handle, submitted_at=time.monotonic())
         # Wake the worker once this event loop turn ends, not now: requests submitted together (in
         # one turn) then join in one encoder pass instead of the first one racing ahead alone.
-        handle._loop.call_soon(self._notify_worker)
+        handle.loop.call_soon(self._notify_worker)
         return handle
 
     def _notify_worker(self) -> None:
@@ -368,27 +306,27 @@ class Engine:
         try:
             outcome = executor.step(joins)
         except StepFailed as failure:
-            error_id = uuid.uuid4().hex[:12]
-            logger.error(
-                "inference step failed error_id=%s requests=%s",
-                error_id,
-                failure.request_ids,
-                exc_info=failure.cause,
-            )
-            self._retire(executor, failure.request_ids)
-            for request_id in failure.request_ids:
-                entry = entries.get(request_id)
-                if entry is not None:
-                    self._deliver(
-                        entry.handle,
-                        InferenceFailed(f"inference failed (error_id={error_id})", error_id=error_id),
-                    )
+            self._fail_step(executor, failure, entries)
         else:
             self.observer.on_step(outcome.rows, time.perf_counter() - started)
             # Budgets and gauges are released before results are delivered, so a caller that has
             # its result already sees the freed slot in stats().
             self._retire(executor, list(outcome.results))
             self._dispatch(outcome, entries)
+
+    def _fail_step(self, executor: BatchExecutor, failure: StepFailed, entries: dict[str, _Entry]) -> None:
+        """Log a failed step once under a new error id and fail the requests it took down with that id."""
+        error_id = uuid.uuid4().hex[:12]
+        logger.error(
+            "inference step failed error_id=%s requests=%s", error_id, failure.request_ids, exc_info=failure.cause
+        )
+        self._retire(executor, failure.request_ids)
+        for request_id in failure.request_ids:
+            entry = entries.get(request_id)
+            if entry is not None:
+                entry.handle.finish_threadsafe(
+                    InferenceFailed(f"inference failed (error_id={error_id})", error_id=error_id)
+                )
 
     def _retire(self, executor: BatchExecutor, finished: list[str]) -> None:
         with self._lock:
@@ -405,11 +343,11 @@ class Engine:
             if drop.reason == "deadline":
                 self.observer.on_cancel("deadline")
                 if entry is not None:
-                    self._deliver(entry.handle, DeadlineExceeded("the request passed its deadline"))
+                    entry.handle.finish_threadsafe(DeadlineExceeded("the request passed its deadline"))
             else:
                 self.observer.on_cancel(drop.reason.split(":", 1)[1])
                 if entry is not None:
-                    self._deliver(entry.handle, None)
+                    entry.handle.finish_threadsafe(None)
 
     def _dispatch(self, outcome: StepOutcome, entries: dict[str, _Entry]) -> None:
         now = time.monotonic()
@@ -420,30 +358,22 @@ class Engine:
             entry = entries.get(request_id)
             if entry is None:
                 continue
-            handle = entry.handle
-            if handle.last_token_at is None:
-                self.observer.on_first_token(now - handle.submitted_at)
+            if entry.last_token_at is None:
+                self.observer.on_first_token(now - entry.submitted_at)
             else:
-                self.observer.on_token(now - handle.last_token_at)
-            handle.last_token_at = now
-            entry.generated += 1
+                self.observer.on_token(now - entry.last_token_at)
+            entry.last_token_at = now
+            handle = entry.handle
             if handle.stream:
-                batches.setdefault(handle._loop, []).append(functools.partial(handle._push, event))
+                batches.setdefault(handle.loop, []).append(functools.partial(handle.push, event))
         for request_id, result in outcome.results.items():
             entry = entries.get(request_id)
             if entry is None:
                 continue
             self.observer.on_finish(len(entry.request.source_ids), len(result.token_ids))
-            batches.setdefault(entry.handle._loop, []).append(functools.partial(entry.handle._finish, result))
+            batches.setdefault(entry.handle.loop, []).append(functools.partial(entry.handle.finish, result))
         for loop, calls in batches.items():
             try:
                 loop.call_soon_threadsafe(_run_all, calls)
             except RuntimeError:  # the event loop is closed: nobody is waiting any more
                 pass
-
-    @staticmethod
-    def _deliver(handle: RequestHandle, result: GenerationResult | BaseException | None) -> None:
-        try:
-            handle._loop.call_soon_threadsafe(handle._finish, result)
-        except RuntimeError:  # the event loop is closed: nobody is waiting any more
-            pass

@@ -1,13 +1,13 @@
 """The handle of one submitted request: its tokens as an async iterator, its result as an awaitable.
 
-The engine's worker thread fills it through its event loop (call_soon_threadsafe); the HTTP layer and
-any other caller only read it. Part of the engine API (docs/engine-api.md), exported by service.engine.
+The engine's worker thread fills it through its event loop (`loop.call_soon_threadsafe` with `push`
+and `finish`); the HTTP layer and any other caller only read it. Part of the engine API
+(docs/engine-api.md), exported by service.engine.
 """
 
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
@@ -29,12 +29,10 @@ class RequestHandle:
     ) -> None:
         self.id = request_id
         self.stream = stream  # False: only result() is awaited, so tokens are not handed over one by one
-        self._loop = loop
+        self.loop = loop  # the event loop it was submitted on: push and finish run there
         self._cancel = cancel
         self._queue: asyncio.Queue[Any] = asyncio.Queue()
         self._result: asyncio.Future[GenerationResult] = loop.create_future()
-        self.submitted_at = time.monotonic()
-        self.last_token_at: float | None = None
 
     async def _stream(self) -> AsyncIterator[TokenEvent]:
         while True:
@@ -42,8 +40,10 @@ class RequestHandle:
             if item is _DONE:
                 break
             yield item
-        if not self._result.cancelled() and self._result.exception() is not None:
-            raise self._result.exception()  # type: ignore[misc]  # checked not None just above
+        if not self._result.cancelled():
+            error = self._result.exception()
+            if error is not None:
+                raise error
 
     def __aiter__(self) -> AsyncIterator[TokenEvent]:
         if not self.stream:
@@ -61,11 +61,14 @@ class RequestHandle:
         if not self._result.done():
             self._cancel(self.id, reason)
 
-    # Called on the event loop thread (via call_soon_threadsafe) by the engine.
-    def _push(self, event: TokenEvent) -> None:
+    # The engine's side, called on `loop` (the worker thread schedules them with call_soon_threadsafe).
+
+    def push(self, event: TokenEvent) -> None:
+        """Hand one generated token to the iterator."""
         self._queue.put_nowait(event)
 
-    def _finish(self, result: GenerationResult | BaseException | None) -> None:
+    def finish(self, result: GenerationResult | BaseException | None) -> None:
+        """Settle the request: a result, a failure, or None for cancelled. Later calls do nothing."""
         if self._result.done():
             return
         if result is None:
@@ -76,3 +79,10 @@ class RequestHandle:
         else:
             self._result.set_result(result)
         self._queue.put_nowait(_DONE)
+
+    def finish_threadsafe(self, result: GenerationResult | BaseException | None) -> None:
+        """`finish` from another thread; does nothing once the event loop is closed (nobody waits)."""
+        try:
+            self.loop.call_soon_threadsafe(self.finish, result)
+        except RuntimeError:
+            pass

@@ -15,7 +15,6 @@ class EngineObserver(Protocol):
     def on_token(self, seconds_since_previous: float) -> None: ...
     def on_finish(self, input_tokens: int, generated_tokens: int) -> None: ...
     def on_cancel(self, reason: str) -> None: ...
-    def on_reject(self, reason: str) -> None: ...
 
 
 class NoObserver:
@@ -37,7 +36,4 @@ class NoObserver:
         pass
 
     def on_cancel(self, reason: str) -> None:
-        pass
-
-    def on_reject(self, reason: str) -> None:
         pass

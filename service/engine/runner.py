@@ -63,7 +63,8 @@ class KvCache:
 
     def positions(self) -> np.ndarray:
         """(B,) the absolute position of each row's next token."""
-        return self.self_mask.sum(axis=1).astype(np.int64)
+        positions: np.ndarray = self.self_mask.sum(axis=1).astype(np.int64)
+        return positions
 
     def filter(self, rows: Sequence[int]) -> KvCache:
         """Keep (and reorder or repeat, for beams) `rows`, then trim all-padding columns."""
@@ -71,7 +72,7 @@ class KvCache:
         self_mask = self.self_mask[index]
         src_mask = self.src_mask[index]
         first = _first_real_column(self_mask)
-        width = int(src_mask.any(axis=0).nonzero()[0].max()) + 1 if src_mask.any() else 0
+        width = int(np.flatnonzero(src_mask.any(axis=0)).max()) + 1 if src_mask.any() else 0
         return KvCache(
             keys=self.keys[:, index, :, first:],
             values=self.values[:, index, :, first:],
@@ -130,7 +131,7 @@ class KvCache:
 
 def _first_real_column(self_mask: np.ndarray) -> int:
     if self_mask.shape[1] == 0 or not self_mask.any():
-        return self_mask.shape[1]
+        return int(self_mask.shape[1])
     return int(self_mask.any(axis=0).argmax())
 
 

@@ -17,7 +17,9 @@ _FLOAT32_MAX = float(np.finfo(np.float32).max)
 def log_softmax(logits: np.ndarray) -> np.ndarray:
     """Row-wise log-softmax in the logits' own float type, (..., V) -> (..., V)."""
     shifted = logits - logits.max(axis=-1, keepdims=True)
-    return (shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))).astype(logits.dtype, copy=False)
+    log_total = np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
+    result: np.ndarray = (shifted - log_total).astype(logits.dtype, copy=False)
+    return result
 
 
 def apply_repetition_penalty(logits: np.ndarray, previous: Sequence[int], penalty: float) -> np.ndarray:
@@ -115,4 +117,5 @@ def chosen_logprobs(logits: np.ndarray, tokens: np.ndarray) -> np.ndarray:
     """
     shifted = logits - logits.max(axis=-1, keepdims=True)
     log_total = np.log(np.exp(shifted).sum(axis=-1, keepdims=True))  # (B, 1)
-    return (shifted[np.arange(len(tokens)), tokens] - log_total[:, 0]).astype(np.float32, copy=False)
+    chosen: np.ndarray = (shifted[np.arange(len(tokens)), tokens] - log_total[:, 0]).astype(np.float32, copy=False)
+    return chosen

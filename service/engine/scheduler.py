@@ -64,21 +64,12 @@ class StepResults:
     finished: list[str] = field(default_factory=list)  # completed or failed in this step
 
 
-@dataclass(frozen=True)
-class Finished:
-    id: str
-    queued_s: float  # submission to admission
-    running_steps: int
-
-
 @dataclass
 class Scheduler:
     policy: BatchPolicy
     _waiting: deque[PendingRequest] = field(default_factory=deque)
     _running: dict[str, PendingRequest] = field(default_factory=dict)  # insertion order = admission order
     _cancelled: dict[str, str] = field(default_factory=dict)
-    _admitted_at: dict[str, float] = field(default_factory=dict)
-    _steps: dict[str, int] = field(default_factory=dict)
 
     @property
     def queue_depth(self) -> int:
@@ -136,23 +127,13 @@ class Scheduler:
                 tokens += head.tokens
                 join.append(head)
                 self._running[head.id] = head
-                self._admitted_at[head.id] = now
-                self._steps[head.id] = 0
-        for request_id in self._running:
-            self._steps[request_id] += 1
         return StepPlan(join=join, running=list(self._running), drop=drop, wait_s=wait_s)
 
-    def finish_step(self, results: StepResults) -> list[Finished]:
+    def finish_step(self, results: StepResults) -> None:
         """Release the finished requests' budgets."""
-        done = []
         for request_id in results.finished:
-            request = self._running.pop(request_id, None)
-            if request is None:
-                continue
-            self._cancelled.pop(request_id, None)
-            admitted = self._admitted_at.pop(request_id)
-            done.append(Finished(request_id, admitted - request.enqueued_at, self._steps.pop(request_id)))
-        return done
+            if self._running.pop(request_id, None) is not None:
+                self._cancelled.pop(request_id, None)
 
     def drop_all(self) -> list[str]:
         """Forget every request (engine shutdown); returns their ids, running first."""
@@ -160,8 +141,6 @@ class Scheduler:
         self._running.clear()
         self._waiting.clear()
         self._cancelled.clear()
-        self._admitted_at.clear()
-        self._steps.clear()
         return ids
 
     def _should_hold(self, now: float) -> bool:
@@ -186,8 +165,6 @@ class Scheduler:
             if reason is not None:
                 drops.append(Dropped(request.id, reason, True))
                 del self._running[request.id]
-                self._admitted_at.pop(request.id, None)
-                self._steps.pop(request.id, None)
         kept: deque[PendingRequest] = deque()
         for request in self._waiting:
             reason = reason_for(request)

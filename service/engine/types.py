@@ -5,7 +5,9 @@ Pure dataclasses plus their validation; imports numpy and service.engine.errors 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -106,3 +108,27 @@ class GenerationResult:
     input_token_ids: list[int]  # source ids including EOS
     seed: int | None
     attention: Attention | None = field(default=None)
+
+
+@dataclass(frozen=True)
+class EngineStats:
+    """What the engine holds now (the HTTP side's gauges)."""
+
+    queue_depth: int
+    running_sequences: int  # decoder rows (beams count each)
+    running_requests: int
+
+
+@dataclass(frozen=True)
+class ModelInfo:
+    """The served model, as GET /info reports it."""
+
+    name: str
+    version: str
+    config: Mapping[str, Any]
+    files: Mapping[str, str]  # file name -> sha256
+    variant: str
+    provider: str
+    max_source_tokens: int
+    max_target_tokens: int
+    limits: Mapping[str, Any]  # the batching settings

@@ -12,12 +12,11 @@ import logging
 import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from typing import Any
 
 from fastapi import Depends, FastAPI
 from fastapi.staticfiles import StaticFiles
 
-from service.engine import Engine
+from service.engine import Engine, EngineClient
 from service.http.auth import require_api_key
 from service.http.error_handlers import install_error_handlers
 from service.http.metrics import Metrics
@@ -54,8 +53,8 @@ def begin_drain(app: FastAPI) -> None:
     app.state.draining = True
 
 
-def _build_engine(settings: ServiceSettings, metrics: Metrics) -> Any:
-    return Engine.from_settings(
+def _build_engine(settings: ServiceSettings, metrics: Metrics) -> EngineClient:
+    return Engine(
         settings.model_dir,
         variant=settings.variant,
         device=settings.device,
@@ -68,32 +67,30 @@ def _build_engine(settings: ServiceSettings, metrics: Metrics) -> Any:
 async def _start_engine(app: FastAPI) -> None:
     """Load and warm up the model in the background so that liveness answers while it loads."""
     state = app.state
+    engine: EngineClient = state.engine
     try:
-        await state.engine.start()
+        await engine.start()
     except Exception as exc:  # the service must not serve a model it could not load: exit non-zero
         logger.critical("model failed to load: %s", exc, exc_info=exc)
-        state.load_error = exc
         on_fatal: Callable[[BaseException], None] | None = state.on_fatal
         if on_fatal is not None:
             on_fatal(exc)
         return
-    info = state.engine.info
-    state.metrics.set_model(
-        name=str(info.name), version=str(info.version), variant=str(info.variant), provider=str(info.provider)
-    )
+    info = engine.info
+    state.metrics.set_model(name=info.name, version=info.version, variant=info.variant, provider=info.provider)
     logger.info(
         "model ready",
         extra={"model": f"{info.name}/{info.version}", "variant": info.variant, "provider": info.provider},
     )
 
 
-def create_app(settings: ServiceSettings, engine: Any | None = None) -> FastAPI:
+def create_app(settings: ServiceSettings, engine: EngineClient | None = None) -> FastAPI:
     """Build the HTTP app around an engine.
 
     Args:
         settings: the service's settings.
-        engine: an object with service.engine.Engine's API (tests pass a fake); None builds the real
-            engine from `settings.model_dir`.
+        engine: an EngineClient (tests pass a fake); None builds the real engine from
+            `settings.model_dir`.
 
     Returns:
         The app. Its lifespan starts the engine in the background (ready once loaded and warmed up)
@@ -102,12 +99,13 @@ def create_app(settings: ServiceSettings, engine: Any | None = None) -> FastAPI:
     metrics = Metrics()
     if engine is None:
         engine = _build_engine(settings, metrics)
-    elif hasattr(engine, "observer"):
+    else:
         engine.observer = metrics  # an engine built elsewhere (tests) reports to this app's registry
+    client = engine  # a name mypy knows to be set, for the closures below
 
     def engine_stats() -> tuple[int, int]:
-        stats = engine.stats()
-        return int(stats.queue_depth), int(stats.running_sequences)
+        stats = client.stats()
+        return stats.queue_depth, stats.running_sequences
 
     metrics.set_stats_source(engine_stats)
 
@@ -124,7 +122,7 @@ def create_app(settings: ServiceSettings, engine: Any | None = None) -> FastAPI:
                     await loader
             # Only what is left of the grace period that began with the drain (SIGTERM, usually).
             left = max(0.0, app.state.drain_deadline - time.monotonic())
-            await engine.stop(drain=True, timeout_s=left)
+            await client.stop(drain=True, timeout_s=left)
             logger.info("engine stopped")
 
     app = FastAPI(
@@ -144,7 +142,6 @@ def create_app(settings: ServiceSettings, engine: Any | None = None) -> FastAPI:
     app.state.api_keys = settings.resolved_api_keys()
     app.state.draining = False
     app.state.drain_deadline = None  # set by begin_drain
-    app.state.load_error = None
     app.state.on_fatal = None  # set by __main__ to stop the server when the model cannot load
 
     install_error_handlers(app)

@@ -8,13 +8,8 @@ from __future__ import annotations
 import hmac
 
 from fastapi import Request
-from fastapi.security import HTTPBearer
 
 from service.engine.errors import Unauthorized
-
-# Declares the scheme in OpenAPI (Swagger's "Authorize" button); auto_error=False so that we raise
-# our own Unauthorized and keep one error body everywhere.
-bearer_scheme = HTTPBearer(auto_error=False, description="Needed when ATENTO_API_KEYS or ATENTO_API_KEY_FILE is set.")
 
 
 def key_matches(candidate: bytes, keys: tuple[bytes, ...]) -> bool:

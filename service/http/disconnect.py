@@ -14,7 +14,7 @@ from typing import Any
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
-from service.engine import GenerationResult, RequestHandle
+from service.engine import GenerationHandle, GenerationResult
 from service.http.error_handlers import ClientDisconnected
 
 logger = logging.getLogger("atento.http")
@@ -28,7 +28,7 @@ async def wait_for_disconnect(receive: Receive) -> None:
             return
 
 
-async def results_or_disconnect(handles: Sequence[RequestHandle], receive: Receive) -> list[GenerationResult]:
+async def results_or_disconnect(handles: Sequence[GenerationHandle], receive: Receive) -> list[GenerationResult]:
     """Await every handle's result; cancel them all when the client disconnects or one of them fails.
 
     Raises:
@@ -37,7 +37,7 @@ async def results_or_disconnect(handles: Sequence[RequestHandle], receive: Recei
     """
     # One input per HTTP call is the common case: its result is awaited as it is, without a gather.
     single = len(handles) == 1
-    gathered = (
+    gathered: asyncio.Future[GenerationResult] | asyncio.Future[list[GenerationResult]] = (
         asyncio.ensure_future(handles[0].result())
         if single
         else asyncio.gather(*(handle.result() for handle in handles))
@@ -46,7 +46,8 @@ async def results_or_disconnect(handles: Sequence[RequestHandle], receive: Recei
     try:
         done, _ = await asyncio.wait({gathered, watcher}, return_when=asyncio.FIRST_COMPLETED)
         if gathered in done:
-            return [gathered.result()] if single else list(gathered.result())
+            outcome = gathered.result()
+            return list(outcome) if isinstance(outcome, list) else [outcome]
         for handle in handles:
             handle.cancel("disconnect")
         raise ClientDisconnected()

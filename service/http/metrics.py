@@ -192,6 +192,3 @@ class Metrics:
 
     def on_cancel(self, reason: str) -> None:
         self.cancellations.labels(reason=reason).inc()
-
-    def on_reject(self, reason: str) -> None:
-        """Ignored: the HTTP error handler counts every rejection, the engine's and its own, exactly once."""

@@ -214,7 +214,7 @@ class AttentionRequest(BaseModel):
         default_factory=GenerateParameters, description="How to generate when `target` is null."
     )
     kinds: list[AttentionKind] = Field(
-        default_factory=lambda: ["encoder", "decoder", "cross"],
+        default_factory=lambda: list[AttentionKind](["encoder", "decoder", "cross"]),
         min_length=1,
         description="Which attention to return: encoder self, decoder (masked) self, cross.",
     )

@@ -6,6 +6,7 @@ Validates the selection against the model's config, asks the engine to keep only
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from fastapi import APIRouter, Request
@@ -15,8 +16,9 @@ from service.engine import AttentionSpec
 from service.engine.errors import InvalidInput
 from service.http.attention_body import attention_body
 from service.http.disconnect import results_or_disconnect
-from service.http.routes.generate import ERROR_RESPONSES, generation_params, ready_engine
+from service.http.routes.generate import ERROR_RESPONSES, generation_params
 from service.http.schemas import AttentionRequest, AttentionResponse
+from service.http.state import ready_engine, settings_of
 
 router = APIRouter(tags=["attention"])  # service/http/app.py adds the API-key check when keys are set
 
@@ -27,7 +29,7 @@ _LAYER_COUNT_KEYS = {
 }
 
 
-def _check_selection(body: AttentionRequest, config: dict[str, Any]) -> None:
+def _check_selection(body: AttentionRequest, config: Mapping[str, Any]) -> None:
     """Refuse layer or head indices the model does not have (when its config says how many it has).
 
     Raises:
@@ -72,12 +74,11 @@ def _check_selection(body: AttentionRequest, config: dict[str, Any]) -> None:
 )
 async def attention(request: Request, body: AttentionRequest) -> Response:
     engine = ready_engine(request)
-    config = getattr(engine.info, "config", None) or {}
-    _check_selection(body, config)
+    _check_selection(body, engine.info.config)
     if body.target is None:
-        params = generation_params(body.parameters, request.app.state.settings)
+        params = generation_params(body.parameters, settings_of(request))
     else:
-        params = generation_params(body.parameters.model_copy(update={"num_beams": 1}), request.app.state.settings)
+        params = generation_params(body.parameters.model_copy(update={"num_beams": 1}), settings_of(request))
     spec = AttentionSpec(
         kinds=frozenset(body.kinds),
         layers=tuple(body.layers) if body.layers is not None else None,

@@ -12,8 +12,15 @@ from typing import Any
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, Response
 
-from service.engine import AttentionSpec, GenerationParams, GenerationResult, RequestHandle, TokenEvent
-from service.engine.errors import InputTooLong, InvalidInput, ModelNotReady, ServingError
+from service.engine import (
+    AttentionSpec,
+    EngineClient,
+    GenerationHandle,
+    GenerationParams,
+    GenerationResult,
+    TokenEvent,
+)
+from service.engine.errors import InputTooLong, InvalidInput, ServingError
 from service.http.attention_body import FINISH_REASONS, attention_body, source_tokens
 from service.http.disconnect import EventStreamResponse, results_or_disconnect
 from service.http.error_handlers import error_body
@@ -25,6 +32,7 @@ from service.http.schemas import (
     StreamResponse,
 )
 from service.http.settings import ServiceSettings
+from service.http.state import ready_engine, settings_of
 
 router = APIRouter(tags=["generate"])  # service/http/app.py adds the API-key check when keys are set
 
@@ -39,7 +47,7 @@ ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
         (504, "Past the request's deadline"),
     )
 }
-_STREAM_DOC = {
+_STREAM_DOC: dict[int | str, dict[str, Any]] = {
     200: {
         "description": "Server-Sent Events, one `data:{StreamResponse}` per token; the last carries "
         "`generated_text` and (with details) `details`. Errors after the stream started arrive as "
@@ -47,16 +55,6 @@ _STREAM_DOC = {
         "content": {"text/event-stream": {"schema": StreamResponse.model_json_schema()}},
     }
 }
-
-
-def ready_engine(request: Request) -> Any:
-    """Return the app's engine, or raise ModelNotReady while it loads or the server drains."""
-    state = request.app.state
-    if state.draining:
-        raise ModelNotReady("shutting down: not accepting new requests")
-    if not state.engine.ready:
-        raise ModelNotReady("model is loading")
-    return state.engine
 
 
 def generation_params(p: GenerateParameters, settings: ServiceSettings) -> GenerationParams:
@@ -99,7 +97,7 @@ def _token(event: TokenEvent) -> dict[str, Any]:
     return {"id": event.id, "text": event.text, "logprob": event.logprob, "special": event.special}
 
 
-def response_body(engine: Any, text: str, p: GenerateParameters, result: GenerationResult) -> dict[str, Any]:
+def response_body(engine: EngineClient, text: str, p: GenerateParameters, result: GenerationResult) -> dict[str, Any]:
     """Build TGI's generate response (plus `attention` when asked) from an engine result."""
     body: dict[str, Any] = {"generated_text": (text + result.text) if p.return_full_text else result.text}
     offsets: list[tuple[int, int]] = []
@@ -128,9 +126,11 @@ def response_body(engine: Any, text: str, p: GenerateParameters, result: Generat
     return body
 
 
-def _submit_all(engine: Any, texts: list[str], params: GenerationParams, spec: AttentionSpec | None) -> list[Any]:
+def _submit_all(
+    engine: EngineClient, texts: list[str], params: GenerationParams, spec: AttentionSpec | None
+) -> list[GenerationHandle]:
     """Submit every input before awaiting any, so they share batches; undo all if one is refused."""
-    handles: list[RequestHandle] = []
+    handles: list[GenerationHandle] = []
     try:
         for text in texts:
             handles.append(engine.submit(text, params, attention=spec, stream=False))
@@ -142,7 +142,7 @@ def _submit_all(engine: Any, texts: list[str], params: GenerationParams, spec: A
 
 
 async def _generate(request: Request, body: GenerateRequest) -> Response:
-    settings: ServiceSettings = request.app.state.settings
+    settings = settings_of(request)
     engine = ready_engine(request)
     p = body.parameters
     params = generation_params(p, settings)
@@ -160,7 +160,7 @@ def _sse(payload: dict[str, Any]) -> bytes:
     return b"data:" + json.dumps(payload, separators=(",", ":")).encode() + b"\n\n"
 
 
-async def _stream_events(handle: RequestHandle, text: str, p: GenerateParameters) -> AsyncIterator[bytes]:
+async def _stream_events(handle: GenerationHandle, text: str, p: GenerateParameters) -> AsyncIterator[bytes]:
     """TGI's stream: one event per token; the held-back last token carries generated_text and details."""
     index = 0
     held: TokenEvent | None = None
@@ -205,7 +205,7 @@ async def _stream_events(handle: RequestHandle, text: str, p: GenerateParameters
 
 
 async def _generate_stream(request: Request, body: GenerateRequest) -> Response:
-    settings: ServiceSettings = request.app.state.settings
+    settings = settings_of(request)
     engine = ready_engine(request)
     if isinstance(body.inputs, list):
         raise InvalidInput("streaming takes a single input, not a list")

@@ -4,24 +4,28 @@ Protocol's /v2 probes (KServe, Triton's Helm chart) and Prometheus' /metrics.
 
 from __future__ import annotations
 
+from typing import Any
+
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, Response
 
-from service.engine.errors import ModelNotReady
-from service.http.error_handlers import error_body, status_for
+from service.engine.errors import ModelNotReady, status_for
+from service.http.error_handlers import error_body
 from service.http.metrics import CONTENT_TYPE_LATEST
 from service.http.schemas import ErrorResponse, HealthStatus
+from service.http.state import engine_of, metrics_of
 
 router = APIRouter(tags=["health"])
 
-_NOT_READY = {503: {"model": ErrorResponse, "description": "Model loading, or shutting down"}}
+_NOT_READY: dict[int | str, dict[str, Any]] = {
+    503: {"model": ErrorResponse, "description": "Model loading, or shutting down"}
+}
 
 
 def _readiness(request: Request) -> ModelNotReady | None:
-    state = request.app.state
-    if state.draining:
+    if request.app.state.draining:
         return ModelNotReady("shutting down")
-    if not state.engine.ready:
+    if not engine_of(request).ready:
         return ModelNotReady("model is loading")
     return None
 
@@ -74,7 +78,7 @@ async def v2_ready(request: Request) -> Response:
 )
 async def v2_model_ready(request: Request, name: str) -> Response:
     problem = _readiness(request)
-    if problem is None and name != request.app.state.engine.info.name:
+    if problem is None and name != engine_of(request).info.name:
         return JSONResponse({"error": f"unknown model {name!r}", "error_type": "not_found"}, status_code=404)
     if problem is None:
         return JSONResponse({"name": name, "ready": True})
@@ -88,4 +92,4 @@ async def v2_model_ready(request: Request, name: str) -> Response:
     responses={200: {"content": {"text/plain": {}}}},
 )
 async def metrics(request: Request) -> Response:
-    return Response(request.app.state.metrics.render(), media_type=CONTENT_TYPE_LATEST)
+    return Response(metrics_of(request).render(), media_type=CONTENT_TYPE_LATEST)

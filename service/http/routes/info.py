@@ -12,10 +12,11 @@ from typing import Any
 from fastapi import APIRouter, Request
 from fastapi.responses import FileResponse, JSONResponse, RedirectResponse, Response
 
-from service.engine.errors import ModelNotReady
+from service.engine import ModelInfo, ModelNotReady
 from service.http.routes.generate import ERROR_RESPONSES
 from service.http.schemas import InfoResponse
 from service.http.settings import ServiceSettings
+from service.http.state import engine_of, settings_of
 
 DEFAULT_STATIC_DIR = Path(__file__).resolve().parents[2] / "static"  # service/static
 
@@ -27,18 +28,16 @@ def _atento_version() -> str:
         return "0.1.0+source"
 
 
-def info_body(engine: Any, settings: ServiceSettings) -> dict[str, Any]:
+def info_body(info: ModelInfo, settings: ServiceSettings) -> dict[str, Any]:
     """Build GET /info from the engine's ModelInfo and the server's limits."""
-    info = engine.info
-    config = dict(getattr(info, "config", {}) or {})
-    max_source = int(getattr(info, "max_source_tokens", 0) or config.get("max_positions", 0))
-    max_target = int(getattr(info, "max_target_tokens", 0) or config.get("max_positions", 0))
+    config = dict(info.config)
+    max_source, max_target = info.max_source_tokens, info.max_target_tokens
     return {
         "model_id": f"{info.name}/{info.version}",
         "model_name": info.name,
         "model_version": str(info.version),
         "architecture": config,
-        "files": dict(getattr(info, "files", {}) or {}),
+        "files": dict(info.files),
         "variant": info.variant,
         "execution_provider": info.provider,
         "limits": {
@@ -67,10 +66,10 @@ def build_info_router() -> APIRouter:
         summary="Model name and version, architecture, files' sha256, variant, provider, limits",
     )
     async def info(request: Request) -> Response:
-        engine = request.app.state.engine
+        engine = engine_of(request)
         if not engine.ready:
             raise ModelNotReady("model is loading")
-        return JSONResponse(info_body(engine, request.app.state.settings))
+        return JSONResponse(info_body(engine.info, settings_of(request)))
 
     return router
 
