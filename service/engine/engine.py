@@ -30,6 +30,7 @@ from service.engine.executor import BatchExecutor, ModelShape, Request, SpecialI
 from service.engine.handle import RequestHandle
 from service.engine.model_dir import ModelFiles, load_model_directory
 from service.engine.observer import EngineObserver, NoObserver
+from service.engine.pieces import JoinedHandle, TextRules
 from service.engine.runner import OnnxRunner, Runner
 from service.engine.scheduler import BatchPolicy, Dropped, PendingRequest, Scheduler, StepResults
 from service.engine.settings import BatchingSettings, RuntimeSettings
@@ -59,6 +60,7 @@ class _Loaded:
     runner: Runner
     provider: str
     executor: BatchExecutor = field(init=False)
+    texts: TextRules = field(init=False)  # the manifest's edit_guard and segmentation
 
 
 RunnerFactory = Callable[[ModelFiles], Runner]
@@ -76,8 +78,10 @@ class Engine:
         observer: EngineObserver | None = None,
         runner_factory: RunnerFactory | None = None,
         clock: Callable[[], float] = time.monotonic,
+        edit_guard: bool = True,
     ) -> None:
         self.model_dir = Path(model_dir)
+        self.edit_guard = edit_guard  # False: ignore the manifest's edit_guard (to measure the model alone)
         self.variant = variant
         self.device = device
         self.runtime = runtime or RuntimeSettings()
@@ -121,6 +125,12 @@ class Engine:
         )
         shape = ModelShape(n_layers=model.n_layers, n_encoder_layers=model.n_encoder_layers, n_heads=model.n_heads)
         loaded.executor = BatchExecutor(runner, tokenizer, special=special, shape=shape)
+        loaded.texts = TextRules(
+            guard=model.edit_guard if self.edit_guard else None,
+            segmentation=model.segmentation,
+            encode=lambda text: tokenizer.encode(text)[0],
+            max_source_tokens=model.max_source_tokens,
+        )
         # Warm-up: one short generation through both graphs, so the first request pays no lazy init.
         warm = Request("warmup", tokenizer.encode("warm up")[0], GenerationParams(max_new_tokens=2))
         outcome = loaded.executor.step([warm])
@@ -192,14 +202,39 @@ class Engine:
         attention: AttentionSpec | None = None,
         forced_target: str | None = None,
         stream: bool = True,
-    ) -> RequestHandle:
+    ) -> RequestHandle | JoinedHandle:
         """Queue a generation. Raises InvalidInput / InputTooLong / Overloaded / ModelNotReady at once.
 
         With stream=False the handle only answers result(): its tokens are not passed to the event
         loop one by one, which saves the loop that work for every token of a non-streaming request.
+        The model directory's edit guard checks the output, and an input over the source limit is
+        split into sentences when it declares segmentation (service/engine/pieces.py).
         """
         if not self.ready:
             raise ModelNotReady("the model is not loaded yet" if self._loaded is None else "the engine is stopping")
+        loaded = self._require_loaded()
+        submit_one = functools.partial(
+            self._submit_one, params=params, attention=attention, forced_target=forced_target, stream=stream
+        )
+        return loaded.texts.submit(
+            text,
+            submit_one,
+            attention=attention is not None,
+            forced=forced_target is not None,
+            stream=stream,
+            on_reverted=self.observer.on_edit_guard_reverted,
+        )
+
+    def _submit_one(
+        self,
+        text: str,
+        *,
+        params: GenerationParams,
+        attention: AttentionSpec | None,
+        forced_target: str | None,
+        stream: bool,
+    ) -> RequestHandle:
+        """Queue one model call (submit's whole work for an input within the limit)."""
         loaded = self._require_loaded()
         request, rows = self._build_request(text, params, attention, forced_target, loaded)
         handle = RequestHandle(request.id, asyncio.get_running_loop(), self._cancel, stream=stream)

@@ -12,7 +12,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from service.engine.edit_guard import EditGuard
 from service.engine.errors import ModelLoadError
+from service.engine.segmentation import SegmentationSpec
 
 MANIFEST = "manifest.json"
 FORMAT = "atento-model/2"
@@ -64,6 +66,8 @@ class ModelFiles:
     graphs: Mapping[str, Mapping[str, tuple[TensorSpec, ...]]]  # "encoder"/"decoder" -> inputs/outputs
     sha256: Mapping[str, str]
     manifest: Mapping[str, Any]
+    edit_guard: EditGuard | None = None  # manifest["edit_guard"], when declared
+    segmentation: SegmentationSpec | None = None  # manifest["segmentation"], when declared
 
     @property
     def n_layers(self) -> int:
@@ -197,6 +201,14 @@ def load_model_directory(directory: Path | str, *, variant: str | None = None) -
         graphs=graphs,
         sha256=dict(files),
         manifest=manifest,
+        edit_guard=(
+            None if manifest.get("edit_guard") is None else EditGuard.from_manifest(manifest["edit_guard"], where=where)
+        ),
+        segmentation=(
+            None
+            if manifest.get("segmentation") is None
+            else SegmentationSpec.from_manifest(manifest["segmentation"], where=where)
+        ),
     )
 
 

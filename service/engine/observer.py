@@ -15,6 +15,7 @@ class EngineObserver(Protocol):
     def on_token(self, seconds_since_previous: float) -> None: ...
     def on_finish(self, input_tokens: int, generated_tokens: int) -> None: ...
     def on_cancel(self, reason: str) -> None: ...
+    def on_edit_guard_reverted(self, spans: int) -> None: ...  # on the event loop, not the worker
 
 
 class NoObserver:
@@ -36,4 +37,7 @@ class NoObserver:
         pass
 
     def on_cancel(self, reason: str) -> None:
+        pass
+
+    def on_edit_guard_reverted(self, spans: int) -> None:
         pass

@@ -146,7 +146,7 @@ class JoinedHandle:
         self._on_reverted = on_reverted
         self._input_token_ids = input_token_ids
         self._results: list[GenerationResult | None] = [None] * len(handles)
-        self._result: asyncio.Future[GenerationResult] = handles[0].loop.create_future()
+        self._result: asyncio.Future[GenerationResult] = asyncio.get_running_loop().create_future()
         for index, handle in enumerate(self._handles):
             handle.result().add_done_callback(functools.partial(self._settle, index))
 

@@ -1,6 +1,6 @@
 """The engine API's value types (docs/engine-api.md), re-exported by service.engine.
 
-Pure dataclasses plus their validation; imports numpy and service.engine.errors only.
+Pure dataclasses plus their validation; imports numpy, service.engine.errors and edit_guard's RevertedEdit only.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from service.engine.edit_guard import RevertedEdit
 from service.engine.errors import InvalidInput
 
 ATTENTION_KINDS = frozenset({"encoder", "decoder", "cross"})
@@ -108,6 +109,8 @@ class GenerationResult:
     input_token_ids: list[int]  # source ids including EOS
     seed: int | None
     attention: Attention | None = field(default=None)
+    # The spans the edit guard put back (service/engine/edit_guard.py); None when no guard ran.
+    edit_guard: tuple[RevertedEdit, ...] | None = None
 
 
 @dataclass(frozen=True)

@@ -61,6 +61,7 @@ def _build_engine(settings: ServiceSettings, metrics: Metrics) -> EngineClient:
         runtime=settings.runtime,
         batching=settings.batching,
         observer=metrics,
+        edit_guard=settings.edit_guard,
     )
 
 

@@ -124,6 +124,11 @@ class Metrics:
             ["reason"],
             registry=r,
         )
+        self.edit_guard_reverted = Counter(
+            "atento_edit_guard_reverted_spans",
+            "Spans of model output the edit guard replaced by their source text.",
+            registry=r,
+        )
         self.model_info = Gauge(
             "atento_model_info",
             "Always 1; labels name the served model.",
@@ -192,3 +197,6 @@ class Metrics:
 
     def on_cancel(self, reason: str) -> None:
         self.cancellations.labels(reason=reason).inc()
+
+    def on_edit_guard_reverted(self, spans: int) -> None:
+        self.edit_guard_reverted.inc(spans)

@@ -147,6 +147,26 @@ class PrefillToken(BaseModel):
     logprob: float | None = None
 
 
+class RevertedEdit(BaseModel):
+    source: str = Field(description="The source text the guard kept.")
+    output: str = Field(description="What the model had written in its place.")
+
+
+class EditGuardDetails(BaseModel):
+    """atento extension: what the model directory's edit guard did to this output."""
+
+    reverted: list[RevertedEdit] = Field(
+        description="Spans of the model's output that broke the model's edit guard and were replaced by their "
+        "source text (empty: the output is the model's own). `tokens` are the model's, before the guard."
+    )
+
+
+_EDIT_GUARD = (
+    "atento extension: present when the model declares an edit guard (and ATENTO_EDIT_GUARD is on); "
+    "null for requests that ask for attention, whose output is always the model's own."
+)
+
+
 class Details(BaseModel):
     finish_reason: FinishReason
     generated_tokens: int
@@ -155,12 +175,16 @@ class Details(BaseModel):
     tokens: list[Token] = Field(default_factory=list)
     top_tokens: list[list[Token]] | None = None
     best_of_sequences: None = None
+    edit_guard: EditGuardDetails | None = Field(None, description=_EDIT_GUARD)
 
 
 class StreamDetails(BaseModel):
     finish_reason: FinishReason
     generated_tokens: int
     seed: int | None = None
+    edit_guard: EditGuardDetails | None = Field(
+        None, description=_EDIT_GUARD + " Applies to `generated_text`; the streamed tokens are the model's own."
+    )
 
 
 class StreamResponse(BaseModel):

@@ -43,6 +43,8 @@ class ServiceSettings(BaseSettings):
     max_new_tokens_limit: int = Field(256, ge=1)  # largest max_new_tokens a client may ask for
     max_batch_inputs: int = Field(32, ge=1)  # largest list of `inputs` in one request
     max_num_beams: int = Field(8, ge=1)  # largest beam width a client may ask for
+    # The model directory's edit guard (docs/model-directory.md); false serves the model's raw output (to measure it).
+    edit_guard: bool = True
     static_dir: Path | None = None  # web viewer; None = service/static next to this file
     batching: BatchingSettings = Field(default_factory=BatchingSettings)
     runtime: RuntimeSettings = Field(default_factory=RuntimeSettings)

@@ -97,6 +97,13 @@ def _token(event: TokenEvent) -> dict[str, Any]:
     return {"id": event.id, "text": event.text, "logprob": event.logprob, "special": event.special}
 
 
+def edit_guard_details(result: GenerationResult) -> dict[str, Any] | None:
+    """`details.edit_guard`: the spans the model directory's edit guard put back, or None when it did not run."""
+    if result.edit_guard is None:
+        return None
+    return {"reverted": [{"source": r.source, "output": r.output} for r in result.edit_guard]}
+
+
 def response_body(engine: EngineClient, text: str, p: GenerateParameters, result: GenerationResult) -> dict[str, Any]:
     """Build TGI's generate response (plus `attention` when asked) from an engine result."""
     body: dict[str, Any] = {"generated_text": (text + result.text) if p.return_full_text else result.text}
@@ -118,6 +125,7 @@ def response_body(engine: EngineClient, text: str, p: GenerateParameters, result
             "tokens": [_token(t) for t in result.tokens],
             "top_tokens": None,
             "best_of_sequences": None,
+            "edit_guard": edit_guard_details(result),
         }
     if p.return_attention:
         body["attention"] = attention_body(
@@ -189,6 +197,7 @@ async def _stream_events(handle: GenerationHandle, text: str, p: GenerateParamet
                 "finish_reason": FINISH_REASONS.get(result.finish_reason, result.finish_reason),
                 "generated_tokens": len(result.tokens),
                 "seed": result.seed,
+                "edit_guard": edit_guard_details(result),
             }
         generated = (text + result.text) if p.return_full_text else result.text
         yield _sse(

@@ -50,6 +50,10 @@ def test_pieces_pack_sentences_greedily_within_the_limit() -> None:
 @given(st.lists(st.sampled_from(["Hola", "mundo.", "Sí!", " ", "\n", "\n\n", "  ", "¿Qué?", "\t", "x"]), max_size=40))
 def test_joining_the_pieces_gives_back_the_text(parts: list[str]) -> None:
     text = "".join(parts)
+    if any(words(unit.strip()) > 4 for unit in units(text, SPEC, fits=lambda t: words(t) <= 4)):
+        with pytest.raises(InputTooLong):  # a sentence alone over the limit
+            split_text(text, SPEC, count_tokens=words, limit=4)
+        return
     plan = split_text(text, SPEC, count_tokens=words, limit=4)
     assert plan.join([p.text for p in plan.pieces]) == text
     assert all(p.text and p.text == p.text.strip() for p in plan.pieces)
