@@ -65,7 +65,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(level=logging.WARNING, format="%(message)s", stream=sys.stderr)
     logging.getLogger("export").setLevel(logging.INFO)
     try:
-        result = build_model_directory(config, replace=force)
+        if config.from_transformers:
+            from export.hf import import_checkpoint  # the optional `hf` extra (transformers)
+
+            result = import_checkpoint(config, replace=force)
+        else:
+            result = build_model_directory(config, replace=force)
     except (CheckpointError, FileExistsError, ValueError) as error:
         sys.stderr.write(f"error: {one_line(error)}\n")
         return 2

@@ -26,5 +26,6 @@ class ExportConfig:
     int8: bool = True  # try int8 dynamic quantization for CPU
     int8_max_exact_match_drop: float = 0.01  # keep int8 only if exact match drops by at most this
     fp16: bool = True  # write an fp16 variant for GPU (not checked on this machine)
+    from_transformers: str = ""  # a local Hugging Face checkpoint directory to import instead (export/hf/)
     # Write edit_guard and segmentation (export/text_rules.py) when the checkpoint was trained on the bundled generator.
     text_rules: bool = True

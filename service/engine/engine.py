@@ -19,6 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from service.engine.decoding_rules import ModelGeneration
 from service.engine.errors import (
     DeadlineExceeded,
     InferenceFailed,
@@ -124,7 +125,10 @@ class Engine:
             pad=model.special_tokens["pad"], bos=model.special_tokens["bos"], eos=model.special_tokens["eos"]
         )
         shape = ModelShape(n_layers=model.n_layers, n_encoder_layers=model.n_encoder_layers, n_heads=model.n_heads)
-        loaded.executor = BatchExecutor(runner, tokenizer, special=special, shape=shape)
+        generation = ModelGeneration.from_manifest(
+            model.manifest, start=special.bos, eos=special.eos, where=str(model.directory / "manifest.json")
+        )
+        loaded.executor = BatchExecutor(runner, tokenizer, special=special, shape=shape, generation=generation)
         loaded.texts = TextRules(
             guard=model.edit_guard if self.edit_guard else None,
             segmentation=model.segmentation,

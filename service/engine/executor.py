@@ -12,9 +12,11 @@ import numpy as np
 
 from service.engine.attention_record import AttentionLog
 from service.engine.beam import BeamSearch
+from service.engine.decoding_rules import DecodingRules, ModelGeneration
 from service.engine.runner import EncoderBatch, KvCache, Runner
 from service.engine.sampling import TokenChooser, chosen_logprobs, log_softmax
 from service.engine.tokenizer import Decoding, IncrementalDetokenizer
+from service.engine.transformers_beam import TransformersBeamSearch
 from service.engine.types import AttentionSpec, GenerationParams, GenerationResult, TokenEvent
 
 
@@ -56,7 +58,7 @@ class _Active:
     request: Request
     text: IncrementalDetokenizer
     chooser: TokenChooser | None = None
-    beam: BeamSearch | None = None
+    beam: BeamSearch | TransformersBeamSearch | None = None
     last_tokens: list[int] = field(default_factory=list)  # one per row
     generated: list[int] = field(default_factory=list)
     events: list[TokenEvent] = field(default_factory=list)
@@ -96,11 +98,21 @@ class BatchExecutor:
     whole cache on every departure cost more than stepping a few idle rows.
     """
 
-    def __init__(self, runner: Runner, tokenizer: Decoding, *, special: SpecialIds, shape: ModelShape) -> None:
+    def __init__(
+        self,
+        runner: Runner,
+        tokenizer: Decoding,
+        *,
+        special: SpecialIds,
+        shape: ModelShape,
+        generation: ModelGeneration | None = None,
+    ) -> None:
         self.runner = runner
         self.tokenizer = tokenizer
         self.special = special
         self.shape = shape
+        # The model's decoding rules (bad words, n-grams, forced tokens) and beam search; none for atento's own.
+        self.generation = generation or ModelGeneration(DecodingRules(start=special.bos, eos=special.eos))
         self._active: dict[str, _Active] = {}  # insertion order = row order
         self._cache: KvCache | None = None
         self._owners: list[str | None] = []  # per cache row: its request, None for a dead row
@@ -250,7 +262,17 @@ class BatchExecutor:
     def _new_active(self, request: Request) -> _Active:
         params = request.params
         active = _Active(request=request, text=IncrementalDetokenizer(self.tokenizer), last_tokens=[self.special.bos])
-        if params.num_beams > 1:
+        if params.num_beams > 1 and self.generation.beam_search == "transformers":
+            active.beam = TransformersBeamSearch(
+                num_beams=params.num_beams,
+                max_new_tokens=params.max_new_tokens,
+                length_penalty=params.length_penalty,
+                eos_id=self.special.eos,
+                early_stopping=self.generation.early_stopping,
+                rules=self.generation.rules,
+                repetition_penalty=params.repetition_penalty,
+            )
+        elif params.num_beams > 1:
             active.beam = BeamSearch(
                 num_beams=params.num_beams,
                 max_new_tokens=params.max_new_tokens,
@@ -331,10 +353,13 @@ class BatchExecutor:
     def _choose(self, logits: np.ndarray) -> list[int]:
         """Every row's next token: one arg-max for the batch, per row only sampling and penalties."""
         chosen: list[int] = logits.argmax(axis=-1).tolist()  # first maximum = lowest id on ties
+        rules = self.generation.rules
         for active in self._active.values():
-            if active.chooser is not None and not active.chooser.is_plain_greedy:
+            if active.chooser is not None and (rules.active or not active.chooser.is_plain_greedy):
                 row = active.first_row
-                chosen[row] = active.chooser.choose_token(logits[row], active.generated)
+                # transformers applies the rules to the raw logits before choosing (greedy and sampling).
+                scores = rules.apply(logits[row], active.generated, max_new_tokens=active.request.params.max_new_tokens)
+                chosen[row] = active.chooser.choose_token(scores, active.generated)
         return chosen
 
     def _rearrange(self, sources: dict[str, tuple[range, list[int]]]) -> None:

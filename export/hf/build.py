@@ -1,0 +1,195 @@
+"""`build_from_transformers`: a local Hugging Face checkpoint -> atento's model directory
+(docs/model-directory.md): the family's graphs, checked against transformers, the converted
+tokenizer, checked against transformers' tokenizer, and the manifest, written atomically.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+import transformers
+
+from export.build import MIN_OPSET, ParityError
+from export.config import ExportConfig
+from export.graphs import (
+    DECODER_OUTPUTS,
+    DECODER_SHAPES,
+    ENCODER_INPUTS,
+    ENCODER_OUTPUTS,
+    ENCODER_SHAPES,
+    GraphPaths,
+    _export,
+    check_graph,
+    decoder_input_names,
+)
+from export.hf.checkpoint import HfCheckpoint, HfCheckpointError, load_model, read_config
+from export.hf.families import Family, family_of
+from export.hf.generation import generation_fields, special_tokens
+from export.hf.parity import ImportParity, check_import
+from export.hf.tokenizer import check_ids, probe_texts
+from export.model_dir import FORMAT, graph_signature, staged_directory, tool_versions, write_manifest
+
+logger = logging.getLogger(__name__)
+
+TOKENIZER = "tokenizer.json"
+
+
+@dataclass(frozen=True)
+class ImportResult:
+    directory: Path
+    manifest: dict[str, Any]
+    parity: ImportParity
+
+
+def example_inputs(model: Any, encoder: torch.nn.Module) -> tuple[tuple[torch.Tensor, ...], tuple[torch.Tensor, ...]]:
+    """Encoder and decoder inputs whose dynamic sizes all differ and are >= 2 (see export/graphs.py)."""
+    batch, src_len, tgt_len, past_len = 3, 7, 2, 4
+    vocab = int(model.get_output_embeddings().weight.shape[0])
+    src = torch.randint(0, vocab, (batch, src_len))
+    src_mask = torch.ones(batch, src_len, dtype=torch.bool)
+    src_mask[0, -2:] = False
+    with torch.no_grad():
+        _, cross_keys, cross_values, _ = encoder(src, src_mask)
+    layers, _, heads, _, head_dim = cross_keys.shape
+    caches = [torch.randn(batch, heads, past_len, head_dim) for _ in range(2 * layers)]
+    decoder = (
+        torch.randint(0, vocab, (batch, tgt_len)),
+        torch.arange(past_len, past_len + tgt_len).expand(batch, tgt_len).contiguous(),
+        torch.ones(batch, past_len + tgt_len, dtype=torch.bool),
+        src_mask,
+        *caches,
+        *[cross_keys[layer].contiguous() for layer in range(layers)],
+        *[cross_values[layer].contiguous() for layer in range(layers)],
+    )
+    return (src, src_mask), decoder
+
+
+def export_family_graphs(family: Family, model: Any, directory: Path, *, opset: int) -> GraphPaths:
+    encoder, decoder = family.encoder_graph(model).eval(), family.decoder_graph(model).eval()
+    encoder_args, decoder_args = example_inputs(model, encoder)
+    layers = len(model.get_decoder().layers)
+    paths = GraphPaths(directory / "encoder.onnx", directory / "decoder.onnx")
+    _export(
+        encoder,
+        encoder_args,
+        paths.encoder,
+        inputs=ENCODER_INPUTS,
+        outputs=ENCODER_OUTPUTS,
+        shapes=ENCODER_SHAPES,
+        opset=opset,
+    )
+    _export(
+        decoder,
+        decoder_args,
+        paths.decoder,
+        inputs=decoder_input_names(layers),
+        outputs=DECODER_OUTPUTS,
+        shapes=DECODER_SHAPES,
+        opset=opset,
+        varargs="caches",
+    )
+    check_graph(paths.encoder)
+    check_graph(paths.decoder)
+    return paths
+
+
+def model_config(checkpoint: HfCheckpoint) -> dict[str, Any]:
+    """The manifest's `config`: the service's fields, then the Hugging Face config as written.
+
+    Raises:
+        HfCheckpointError: the encoder and decoder have different head counts (the contract has one).
+    """
+    c = checkpoint.model.config
+    encoder_heads, decoder_heads = c.encoder_attention_heads, c.decoder_attention_heads
+    if encoder_heads != decoder_heads:
+        raise HfCheckpointError(f"encoder ({encoder_heads}) and decoder ({decoder_heads}) head counts differ")
+    return {
+        "vocab_size": int(checkpoint.model.get_output_embeddings().weight.shape[0]),
+        "d_model": int(c.d_model),
+        "n_heads": int(decoder_heads),
+        "n_encoder_layers": len(checkpoint.model.get_encoder().layers),
+        "n_decoder_layers": len(checkpoint.model.get_decoder().layers),
+        "head_dim": int(c.d_model) // int(decoder_heads),
+        "model_type": checkpoint.model_type,
+        "transformers": checkpoint.config,
+    }
+
+
+def reference_tokenizer(family: Family, directory: Path) -> Any:
+    cls = getattr(transformers, family.reference_tokenizer)
+    return cls.from_pretrained(str(directory), local_files_only=True)
+
+
+def build_from_transformers(source: Path, config: ExportConfig, *, replace: bool = False) -> ImportResult:
+    """Import a local Hugging Face checkpoint into a model directory at `config.out`.
+
+    Raises:
+        HfCheckpointError: a file is missing or unreadable, or the family is not supported (nothing is written).
+        FileExistsError: the target exists and `replace` is False.
+        ValueError: an opset below 17.
+        ParityError: the graphs or the tokenizer disagree with transformers (nothing is written).
+    """
+    if config.opset < MIN_OPSET:
+        raise ValueError(f"opset {config.opset} is below the minimum {MIN_OPSET}")
+    source = Path(source)
+    hf_config = read_config(source)
+    family = family_of(hf_config, where=source / "config.json")
+    tokenizer = family.tokenizer(source, hf_config)
+    checkpoint = load_model(source, hf_config)
+    try:
+        check_ids(reference_tokenizer(family, source), tokenizer, probe_texts(tokenizer))
+    except HfCheckpointError as error:
+        raise ParityError(str(error)) from error
+    manifest_config = model_config(checkpoint)
+    specials = special_tokens(checkpoint.generation, hf_config, unk=tokenizer.token_to_id("<unk>"))
+    generation = generation_fields(checkpoint.generation, hf_config, vocab_size=manifest_config["vocab_size"])
+    positions = int(hf_config.get("max_position_embeddings", 512))
+    target = Path(config.out)
+    with staged_directory(target, replace=replace) as staging:
+        started = time.perf_counter()
+        paths = export_family_graphs(family, checkpoint.model, staging, opset=config.opset)
+        logger.info("exported and checked the graphs in %.1f s", time.perf_counter() - started)
+        report = check_import(
+            checkpoint.model,
+            paths.encoder,
+            paths.decoder,
+            pad=specials["pad"],
+            start=specials["bos"],
+            atol_logits=config.atol_logits,
+            atol_attention=config.atol_attention,
+        )
+        logger.info("parity against transformers: %s", report.to_manifest())
+        if not report.passed:
+            raise ParityError(f"the graphs differ from transformers: {report.to_manifest()}")
+        tokenizer.save(str(staging / TOKENIZER))
+        name, version = target.resolve().parent.name, target.resolve().name
+        manifest = {
+            "format": FORMAT,
+            "name": name,
+            "version": version,
+            "config": manifest_config,
+            "config_fingerprint": None,
+            "special_tokens": specials,
+            "max_source_tokens": positions,
+            "max_target_tokens": positions,
+            "opset": config.opset,
+            "graphs": {"encoder": graph_signature(paths.encoder), "decoder": graph_signature(paths.decoder)},
+            "variants": {
+                "fp32": {"encoder": "encoder.onnx", "decoder": "decoder.onnx", "device": "cpu", "checked": True}
+            },
+            "default_variant": "fp32",
+            "tools": {**tool_versions(), "transformers": transformers.__version__},
+            "parity": report.to_manifest(),
+            "generation": generation,
+            "evaluation": None,
+            "checkpoint": {"source": "transformers", "model_type": checkpoint.model_type, "directory": source.name},
+        }
+        write_manifest(staging, manifest)
+    written = json.loads((target / "manifest.json").read_text())
+    return ImportResult(directory=target, manifest=written, parity=report)

@@ -1,0 +1,131 @@
+"""The service's tokenizer.json for imported models, built at export time with exact ids.
+
+Marian (and M2M100) ship SentencePiece models plus a vocab.json whose ids are not the SentencePiece
+ids, and transformers has no fast tokenizer for them. The source SentencePiece model becomes a
+`tokenizers` Unigram (transformers' own `SpmConverter.build_tokenizer_from_spm_proto`, which follows the
+model's normalizer spec) whose vocabulary is laid out in vocab.json's order, so the ids come out right.
+Vocabulary entries the source model cannot produce (target-only pieces, language codes) are kept at
+their ids under a prefix no normalized text contains, so the Unigram never picks them; the decoder
+strips the prefix again. `check_ids` proves the result against the Hugging Face tokenizer before export.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import tokenizers
+from sentencepiece import sentencepiece_model_pb2
+from tokenizers import AddedToken, Regex, decoders, normalizers
+from transformers.convert_slow_tokenizer import SpmConverter
+
+from export.hf.checkpoint import HfCheckpointError, require_files
+
+UNREACHABLE = "\uffff"  # prefixes the pieces the source model never produces (a noncharacter)
+STAND_IN = "\ufffe"  # what an input's own U+FFFF becomes: also unknown to the model, so also <unk>
+NORMAL, USER_DEFINED = 1, 4  # SentencePiece piece types
+MARIAN_FILES = ("source.spm", "target.spm", "vocab.json")
+
+
+def read_spm(path: Path) -> Any:
+    proto = sentencepiece_model_pb2.ModelProto()
+    try:
+        proto.ParseFromString(path.read_bytes())
+    except Exception as error:  # protobuf's DecodeError has no stable import path across versions
+        raise HfCheckpointError(f"{path} is not a SentencePiece model: {error}") from error
+    if proto.trainer_spec.model_type != 1:
+        raise HfCheckpointError(f"{path}: only unigram SentencePiece models are supported")
+    if any(piece.type == USER_DEFINED for piece in proto.pieces):
+        raise HfCheckpointError(f"{path}: user-defined SentencePiece pieces are not supported")
+    for piece in proto.pieces:
+        if UNREACHABLE in piece.piece or STAND_IN in piece.piece:
+            raise HfCheckpointError(f"{path}: a piece contains U+FFFF or U+FFFE, which the conversion reserves")
+    return proto
+
+
+def spm_with_vocab(proto: Any, vocab: dict[str, int], *, specials: Sequence[str]) -> tokenizers.Tokenizer:
+    """A tokenizers Unigram that segments as `proto` does and numbers pieces by `vocab`.
+
+    Raises:
+        HfCheckpointError: vocab ids are not 0..n-1, or lack <unk>.
+    """
+    ids = sorted(vocab.values())
+    if ids != list(range(len(ids))):
+        raise HfCheckpointError("vocab.json ids are not 0 .. n-1 without gaps")
+    if "<unk>" not in vocab:
+        raise HfCheckpointError("vocab.json has no <unk>")
+    scores = {piece.piece: piece.score for piece in proto.pieces if piece.type == NORMAL}
+    by_id = {token_id: token for token, token_id in vocab.items()}
+    entries: list[tuple[str, float]] = []
+    for token_id in range(len(by_id)):
+        token = by_id[token_id]
+        if token in scores:
+            entries.append((token, scores[token]))
+        elif token in specials:
+            entries.append((token, 0.0))  # as SentencePiece scores its control pieces
+        else:
+            entries.append((UNREACHABLE + token, 0.0))  # 0.0 keeps the unknown-piece penalty unchanged
+    local = sentencepiece_model_pb2.ModelProto()
+    local.CopyFrom(proto)
+    local.trainer_spec.unk_id = vocab["<unk>"]  # the converter reads the unk id from the proto
+    converted = SpmConverter.build_tokenizer_from_spm_proto(local, entries)
+    if not isinstance(converted, tokenizers.Tokenizer):
+        raise HfCheckpointError("transformers could not convert the SentencePiece model")
+    tokenizer = converted
+    # The stand-in first: the precompiled charsmap leaves both noncharacters alone.
+    tokenizer.normalizer = normalizers.Sequence([normalizers.Replace(UNREACHABLE, STAND_IN), tokenizer.normalizer])
+    tokenizer.decoder = decoders.Sequence([decoders.Replace(UNREACHABLE, ""), tokenizer.decoder])
+    tokenizer.add_special_tokens([AddedToken(token, special=True, normalized=False) for token in specials])
+    return tokenizer
+
+
+def marian_tokenizer(directory: Path, config: dict[str, Any]) -> tokenizers.Tokenizer:
+    """Source side of a Marian checkpoint: source.spm's segmentation, vocab.json's ids.
+
+    Raises:
+        HfCheckpointError: a file is missing or unreadable, or the vocabularies are separate.
+    """
+    require_files(directory, MARIAN_FILES)
+    tokenizer_config = directory / "tokenizer_config.json"
+    if tokenizer_config.exists() and json.loads(tokenizer_config.read_text()).get("separate_vocabs"):
+        raise HfCheckpointError(f"{tokenizer_config}: separate source/target vocabularies are not supported")
+    vocab = json.loads((directory / "vocab.json").read_text())
+    if not isinstance(vocab, dict):
+        raise HfCheckpointError(f"{directory / 'vocab.json'} must map pieces to ids")
+    if len(vocab) != int(config["vocab_size"]):
+        raise HfCheckpointError(
+            f"{directory / 'vocab.json'} has {len(vocab)} entries, config.json says vocab_size {config['vocab_size']}"
+        )
+    specials = [t for t in ("</s>", "<unk>", "<pad>") if t in vocab]
+    tokenizer = spm_with_vocab(read_spm(directory / "source.spm"), vocab, specials=specials)
+    # MarianTokenizer.decode ends with str.strip(): every space at either end goes, not only the dummy prefix.
+    tokenizer.decoder = decoders.Sequence([tokenizer.decoder, decoders.Replace(Regex(r"\A +| +\z"), "")])
+    return tokenizer
+
+
+def probe_texts(tokenizer: tokenizers.Tokenizer, *, count: int = 300, seed: int = 0) -> list[str]:
+    """Texts to compare tokenizers on: the vocabulary's own pieces strung together, with Unicode odds."""
+    rng = random.Random(seed)
+    pieces = [t for t in tokenizer.get_vocab() if not t.startswith(UNREACHABLE) and not t.startswith("<")]
+    odd = ["é", "ß", "ﬁ", "２", "中", "🙂", "\t", "  ", "\u00a0", "\u200b", "A\u0301", "\uffff", "ǅ", "İ", "…"]
+    texts = []
+    for _ in range(count):
+        parts = [rng.choice(pieces) if rng.random() < 0.8 else rng.choice(odd) for _ in range(rng.randint(1, 12))]
+        texts.append("".join(parts).replace("\u2581", " " if rng.random() < 0.7 else ""))
+    return texts
+
+
+def check_ids(reference: Any, converted: tokenizers.Tokenizer, texts: Sequence[str]) -> None:
+    """reference(text).input_ids (without the EOS it appends) must equal the converted tokenizer's ids.
+
+    Raises:
+        HfCheckpointError: naming the first text that differs.
+    """
+    for text in texts:
+        want = list(reference(text, add_special_tokens=False).input_ids)
+        got = converted.encode(text, add_special_tokens=False).ids
+        if want != got:
+            raise HfCheckpointError(f"the converted tokenizer differs from transformers' on {text!r}: {got} != {want}")

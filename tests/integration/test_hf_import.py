@@ -1,0 +1,155 @@
+"""`python -m export --from-transformers`: tiny random Hugging Face checkpoints (tests/integration/
+hf_checkpoints.py) exported, served over HTTP, and compared with transformers itself: greedy and beam
+outputs of 200 mixed inputs served in one batch equal `generate()`'s, teacher-forced attention equals
+`output_attentions=True`, tokenizer ids equal the Hugging Face tokenizer's. Offline (HF_HUB_OFFLINE=1).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import numpy as np
+import pytest
+
+pytest.importorskip("transformers")
+pytest.importorskip("sentencepiece")
+
+from export.__main__ import main as export_main  # noqa: E402
+from service.engine.tokenizer import Tokenizer  # noqa: E402
+from service.http.app import create_app  # noqa: E402
+from tests.integration import hf_checkpoints  # noqa: E402
+from tests.servers import Served, make_settings, serve  # noqa: E402
+
+pytestmark = pytest.mark.slow
+
+INPUTS = 200
+MAX_NEW_TOKENS = 20
+NUM_BEAMS, LENGTH_PENALTY = 4, 1.2
+
+
+@dataclass
+class Imported:
+    family: str
+    source: Path  # the Hugging Face directory
+    model_dir: Path  # atento's
+    model: Any  # transformers' model, eager attention
+    tokenizer: Any  # transformers' tokenizer
+    served: Served
+
+
+BUILDERS: dict[str, Callable[[Path], Path]] = {"marian": hf_checkpoints.marian_checkpoint}
+
+
+@pytest.fixture(scope="module", params=sorted(BUILDERS))
+def imported(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Imported]:
+    import transformers
+
+    family = str(request.param)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("HF_HUB_OFFLINE", "1")
+        patch.setenv("TRANSFORMERS_OFFLINE", "1")
+        root = tmp_path_factory.mktemp(f"hf-{family}")
+        source = BUILDERS[family](root / "hf")
+        model_dir = root / "models" / family / "1"
+        assert export_main(["--from-transformers", str(source), "--out", str(model_dir)]) == 0
+        model = transformers.AutoModelForSeq2SeqLM.from_pretrained(source, attn_implementation="eager").eval()
+        tokenizer = transformers.AutoTokenizer.from_pretrained(source)
+        settings = make_settings(
+            model_dir=model_dir, max_batch_inputs=INPUTS, max_new_tokens_limit=64, request_timeout_s=120
+        )
+        with serve(create_app(settings)) as served:
+            yield Imported(family, source, model_dir, model, tokenizer, served)
+
+
+def _generated(row: Any, *, eos: int) -> list[int]:
+    """A generate() row without its start token, cut before EOS (and its padding)."""
+    ids = row.tolist()[1:]
+    return ids[: ids.index(eos)] if eos in ids else ids
+
+
+def _served_ids(imported: Imported, texts: list[str], parameters: dict[str, Any]) -> list[list[int]]:
+    response = httpx.post(
+        f"{imported.served.url}/generate",
+        json={"inputs": texts, "parameters": {**parameters, "details": True}},
+        timeout=300,
+    )
+    assert response.status_code == 200, response.text
+    return [[t["id"] for t in item["details"]["tokens"] if not t["special"]] for item in response.json()]
+
+
+@pytest.mark.parametrize(
+    "parameters",
+    [{}, {"num_beams": NUM_BEAMS, "length_penalty": LENGTH_PENALTY}],
+    ids=["greedy", "beam"],
+)
+def test_outputs_equal_generate(imported: Imported, parameters: dict[str, Any]) -> None:
+    import torch
+
+    texts = hf_checkpoints.sample_texts(INPUTS, seed=11)
+    served = _served_ids(imported, texts, {"max_new_tokens": MAX_NEW_TOKENS, **parameters})
+    batch = imported.tokenizer(texts, return_tensors="pt", padding=True)
+    with torch.no_grad():
+        reference = imported.model.generate(
+            **batch,
+            max_new_tokens=MAX_NEW_TOKENS,
+            num_beams=parameters.get("num_beams", 1),
+            do_sample=False,
+            length_penalty=parameters.get("length_penalty", 1.0),
+        )
+    eos = imported.model.generation_config.eos_token_id
+    expected = [_generated(row, eos=eos) for row in reference]
+    assert sum(len(ids) < MAX_NEW_TOKENS for ids in expected) >= INPUTS // 4  # mixed lengths, many end in EOS
+    differing = [i for i in range(INPUTS) if served[i] != expected[i]]
+    assert not differing, (
+        f"{len(differing)} differ, first {texts[differing[0]]!r}: {served[differing[0]]} != {expected[differing[0]]}"
+    )
+    pad = imported.model.config.pad_token_id
+    assert all(pad not in ids for ids in served)  # <pad> is a bad word for Marian
+
+
+def test_attention_equals_output_attentions(imported: Imported) -> None:
+    import torch
+
+    texts = hf_checkpoints.sample_texts(12, seed=12)
+    for source, target in zip(texts, reversed(texts), strict=True):
+        response = httpx.post(f"{imported.served.url}/attention", json={"inputs": source, "target": target}, timeout=60)
+        assert response.status_code == 200, response.text
+        body = response.json()
+        src = [t["id"] for t in body["source_tokens"]]
+        tgt = [t["id"] for t in body["target_tokens"] if not t["special"]]
+        start = imported.model.generation_config.decoder_start_token_id
+        with torch.no_grad():
+            out = imported.model(
+                input_ids=torch.tensor([src]),
+                decoder_input_ids=torch.tensor([[start, *tgt]]),
+                output_attentions=True,
+            )
+        assert src == imported.tokenizer(source).input_ids
+        for kind, reference in (
+            ("encoder_attention", out.encoder_attentions),
+            ("decoder_attention", out.decoder_attentions),
+            ("cross_attention", out.cross_attentions),
+        ):
+            for layer, expected in enumerate(reference):
+                got = np.asarray(body[kind][layer], dtype=np.float32)
+                np.testing.assert_allclose(got, expected.numpy(), atol=1e-5, rtol=0, err_msg=f"{kind} layer {layer}")
+
+
+def test_tokenizer_ids_equal(imported: Imported) -> None:
+    special = imported.model.generation_config.eos_token_id
+    ours = Tokenizer.from_file(imported.model_dir / "tokenizer.json", eos_id=special)
+    rng = np.random.default_rng(0)
+    texts = hf_checkpoints.sample_texts(300, seed=13)
+    # Arbitrary Unicode: random code points from several scripts, emoji, controls and combining marks.
+    ranges = [(0x20, 0x7F), (0xA0, 0x250), (0x300, 0x370), (0x400, 0x500), (0x4E00, 0x4E80), (0x1F600, 0x1F650)]
+    for _ in range(300):
+        lo, hi = ranges[int(rng.integers(len(ranges)))]
+        texts.append("".join(chr(int(c)) for c in rng.integers(lo, hi, size=int(rng.integers(1, 30)))))
+    for text in texts:
+        assert ours.encode(text)[0] == imported.tokenizer(text).input_ids, text
+        ids = imported.tokenizer(text).input_ids
+        assert ours.decode(ids) == imported.tokenizer.decode(ids, skip_special_tokens=True), text
