@@ -32,7 +32,7 @@ from export.hf.checkpoint import HfCheckpoint, HfCheckpointError, load_model, re
 from export.hf.families import Family, family_of
 from export.hf.generation import generation_fields, special_tokens
 from export.hf.parity import ImportParity, check_import
-from export.hf.tokenizer import check_ids, probe_texts
+from export.hf.tokenizer import check_ids, probe_texts, source_template
 from export.model_dir import FORMAT, graph_signature, staged_directory, tool_versions, write_manifest
 
 logger = logging.getLogger(__name__)
@@ -121,9 +121,12 @@ def model_config(checkpoint: HfCheckpoint) -> dict[str, Any]:
     }
 
 
-def reference_tokenizer(family: Family, directory: Path) -> Any:
-    cls = getattr(transformers, family.reference_tokenizer)
-    return cls.from_pretrained(str(directory), local_files_only=True)
+def reference_tokenizer(directory: Path) -> Any:
+    """transformers' own tokenizer of the checkpoint, which the service's must equal."""
+    try:
+        return transformers.AutoTokenizer.from_pretrained(str(directory), local_files_only=True)
+    except (OSError, ValueError, KeyError) as error:
+        raise HfCheckpointError(f"{directory}: transformers cannot load the tokenizer: {error}") from error
 
 
 def build_from_transformers(source: Path, config: ExportConfig, *, replace: bool = False) -> ImportResult:
@@ -142,8 +145,10 @@ def build_from_transformers(source: Path, config: ExportConfig, *, replace: bool
     family = family_of(hf_config, where=source / "config.json")
     tokenizer = family.tokenizer(source, hf_config)
     checkpoint = load_model(source, hf_config)
+    reference = reference_tokenizer(source)
+    template = source_template(reference)
     try:
-        check_ids(reference_tokenizer(family, source), tokenizer, probe_texts(tokenizer))
+        check_ids(reference, tokenizer, probe_texts(tokenizer))
     except HfCheckpointError as error:
         raise ParityError(str(error)) from error
     manifest_config = model_config(checkpoint)
@@ -176,6 +181,7 @@ def build_from_transformers(source: Path, config: ExportConfig, *, replace: bool
             "config": manifest_config,
             "config_fingerprint": None,
             "special_tokens": specials,
+            "source_template": template,
             "max_source_tokens": positions,
             "max_target_tokens": positions,
             "opset": config.opset,

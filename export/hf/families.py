@@ -14,7 +14,7 @@ from torch import nn
 
 from export.hf.bart_graphs import BartDecoderGraph, BartEncoderGraph, BartStyle
 from export.hf.checkpoint import HfCheckpointError
-from export.hf.tokenizer import marian_tokenizer
+from export.hf.tokenizer import fast_tokenizer, marian_tokenizer
 
 
 @dataclass(frozen=True)
@@ -23,11 +23,12 @@ class Family:
     encoder_graph: Callable[[Any], nn.Module]
     decoder_graph: Callable[[Any], nn.Module]
     tokenizer: Callable[[Path, dict[str, Any]], tokenizers.Tokenizer]  # (directory, config.json) -> tokenizer.json
-    reference_tokenizer: str  # the transformers class the converted tokenizer is checked against
     needs: str  # what the Hugging Face directory must hold besides config.json and the weights (README)
 
 
 MARIAN = BartStyle(positions="sinusoidal", pre_norm=False, layernorm_embedding=False, final_layer_norm=False)
+BART = BartStyle(positions="learned", pre_norm=False, layernorm_embedding=True, final_layer_norm=False)
+MBART = BartStyle(positions="learned", pre_norm=True, layernorm_embedding=True, final_layer_norm=True)
 
 FAMILIES: dict[str, Family] = {
     "marian": Family(
@@ -35,8 +36,21 @@ FAMILIES: dict[str, Family] = {
         encoder_graph=lambda model: BartEncoderGraph(model, MARIAN),
         decoder_graph=lambda model: BartDecoderGraph(model, MARIAN),
         tokenizer=marian_tokenizer,
-        reference_tokenizer="MarianTokenizer",
         needs="source.spm, target.spm, vocab.json (one shared vocabulary)",
+    ),
+    "bart": Family(
+        model_type="bart",
+        encoder_graph=lambda model: BartEncoderGraph(model, BART),
+        decoder_graph=lambda model: BartDecoderGraph(model, BART),
+        tokenizer=fast_tokenizer,
+        needs="tokenizer.json (transformers' BART tokenizer)",
+    ),
+    "mbart": Family(
+        model_type="mbart",
+        encoder_graph=lambda model: BartEncoderGraph(model, MBART),
+        decoder_graph=lambda model: BartDecoderGraph(model, MBART),
+        tokenizer=fast_tokenizer,
+        needs="tokenizer.json (the source language is the one the tokenizer was saved with)",
     ),
 }
 

@@ -49,7 +49,9 @@ def special_tokens(generation: dict[str, Any], config: dict[str, Any], *, unk: i
     """
     ids = {
         "pad": _token_id(generation.get("pad_token_id", config.get("pad_token_id")), "pad_token_id"),
-        "bos": _token_id(generation.get("decoder_start_token_id", config.get("decoder_start_token_id")), "decoder_start_token_id"),
+        "bos": _token_id(
+            generation.get("decoder_start_token_id", config.get("decoder_start_token_id")), "decoder_start_token_id"
+        ),
         "eos": _token_id(generation.get("eos_token_id", config.get("eos_token_id")), "eos_token_id"),
     }
     missing = [name for name, value in ids.items() if value is None]

@@ -129,3 +129,35 @@ def check_ids(reference: Any, converted: tokenizers.Tokenizer, texts: Sequence[s
         got = converted.encode(text, add_special_tokens=False).ids
         if want != got:
             raise HfCheckpointError(f"the converted tokenizer differs from transformers' on {text!r}: {got} != {want}")
+
+
+def fast_tokenizer(directory: Path, config: dict[str, Any]) -> tokenizers.Tokenizer:
+    """The checkpoint's own `tokenizers` tokenizer (BART's byte-level BPE, T5's Unigram): exact by construction.
+
+    Raises:
+        HfCheckpointError: no tokenizer.json, or transformers cannot read it.
+    """
+    require_files(directory, ("tokenizer.json",))
+    try:
+        return tokenizers.Tokenizer.from_file(str(directory / "tokenizer.json"))
+    except Exception as error:  # tokenizers raises a bare Exception for malformed files
+        raise HfCheckpointError(f"{directory / 'tokenizer.json'} is not a valid tokenizer: {error}") from error
+
+
+def source_template(reference: Any) -> dict[str, list[int]]:
+    """The special ids transformers' tokenizer puts around a source: {"prefix": [...], "suffix": [...]}.
+
+    Raises:
+        HfCheckpointError: the tokenizer adds them other than around the text (or differently per text).
+    """
+    templates = []
+    for probe in ("a", "hello world", "12"):
+        plain = list(reference(probe, add_special_tokens=False).input_ids)
+        full = list(reference(probe).input_ids)
+        starts = [i for i in range(len(full) - len(plain) + 1) if full[i : i + len(plain)] == plain]
+        if not starts:
+            raise HfCheckpointError(f"the tokenizer's special tokens around {probe!r} are not a prefix and a suffix")
+        templates.append({"prefix": full[: starts[0]], "suffix": full[starts[0] + len(plain) :]})
+    if any(t != templates[0] for t in templates):
+        raise HfCheckpointError(f"the tokenizer's special tokens differ between texts: {templates}")
+    return templates[0]

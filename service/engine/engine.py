@@ -114,7 +114,13 @@ class Engine:
 
     def _load(self) -> _Loaded:
         model = load_model_directory(self.model_dir, variant=self.variant)
-        tokenizer = Tokenizer.from_file(model.tokenizer, eos_id=model.special_tokens["eos"])
+        template = model.manifest.get("source_template") or {}  # imported models: docs/model-directory.md
+        tokenizer = Tokenizer.from_file(
+            model.tokenizer,
+            eos_id=model.special_tokens["eos"],
+            prefix=template.get("prefix", ()),
+            suffix=template.get("suffix"),
+        )
         if self._runner_factory is not None:
             runner, provider = self._runner_factory(model), "custom"
         else:

@@ -16,17 +16,32 @@ from service.engine.errors import ModelLoadError
 
 
 class Tokenizer:
-    """Literal special-token text in the input ("<s>") is encoded as ordinary text, as in training."""
+    """Literal special-token text in the input ("<s>") is encoded as ordinary text, as in training.
 
-    def __init__(self, tok: tokenizers.Tokenizer, *, eos_id: int) -> None:
+    A source is `prefix + ids + suffix`: by default no prefix and EOS after; an imported model's manifest
+    may say otherwise (`source_template`: BART's <s> first, mBART-50's and NLLB's language code first).
+    """
+
+    def __init__(
+        self,
+        tok: tokenizers.Tokenizer,
+        *,
+        eos_id: int,
+        prefix: Sequence[int] = (),
+        suffix: Sequence[int] | None = None,
+    ) -> None:
         self._tok = tok
         self._tok.encode_special_tokens = True
         self.eos_id = eos_id
+        self.prefix = list(prefix)
+        self.suffix = [eos_id] if suffix is None else list(suffix)
 
     @classmethod
-    def from_file(cls, path: Path, *, eos_id: int) -> Tokenizer:
+    def from_file(
+        cls, path: Path, *, eos_id: int, prefix: Sequence[int] = (), suffix: Sequence[int] | None = None
+    ) -> Tokenizer:
         try:
-            return cls(tokenizers.Tokenizer.from_file(str(path)), eos_id=eos_id)
+            return cls(tokenizers.Tokenizer.from_file(str(path)), eos_id=eos_id, prefix=prefix, suffix=suffix)
         except Exception as error:  # tokenizers raises a bare Exception for malformed files
             raise ModelLoadError(f"{path} is not a valid tokenizer: {error}") from error
 
@@ -35,10 +50,15 @@ class Tokenizer:
         return int(self._tok.get_vocab_size(with_added_tokens=True))
 
     def encode(self, text: str) -> tuple[list[int], list[tuple[int, int]]]:
-        """Ids with EOS appended, and per id its (start, end) character offsets (EOS: (len, len))."""
+        """Ids with the prefix and suffix (EOS), and per id its (start, end) character offsets (prefix:
+        (0, 0), suffix: (len, len))."""
         enc = self._tok.encode(text, add_special_tokens=False)
         offsets = [(int(s), int(e)) for s, e in enc.offsets]
-        return [*enc.ids, self.eos_id], [*offsets, (len(text), len(text))]
+        end = (len(text), len(text))
+        return (
+            [*self.prefix, *enc.ids, *self.suffix],
+            [*[(0, 0)] * len(self.prefix), *offsets, *[end] * len(self.suffix)],
+        )
 
     def encode_plain(self, text: str) -> list[int]:
         return list(self._tok.encode(text, add_special_tokens=False).ids)

@@ -107,9 +107,7 @@ def marian_checkpoint(directory: Path, *, seed: int = 0) -> Path:
         dropout=0.0,
     )
     model = MarianMTModel(config)
-    with torch.no_grad():
-        model.final_logits_bias.normal_(0.0, 1.0)
-        model.final_logits_bias[0, 0] = 6.5  # EOS often enough that outputs end at mixed lengths
+    _logits_bias(model, eos=0)
     model.generation_config = GenerationConfig(
         decoder_start_token_id=pad,
         pad_token_id=pad,
@@ -122,3 +120,95 @@ def marian_checkpoint(directory: Path, *, seed: int = 0) -> Path:
     )
     model.save_pretrained(directory)
     return directory
+
+
+def _byte_bpe(
+    lines: list[str], *, vocab_size: int, specials: list[str]
+) -> tuple[dict[str, int], list[tuple[str, str]]]:
+    """A byte-level BPE (BART's kind) trained here: its vocab (specials first) and merges."""
+    from tokenizers import ByteLevelBPETokenizer
+
+    trainer = ByteLevelBPETokenizer()
+    trainer.train_from_iterator(lines, vocab_size=vocab_size, min_frequency=2, special_tokens=specials)
+    model = json.loads(trainer.to_str())["model"]
+    return model["vocab"], [tuple(m) if isinstance(m, list) else tuple(m.split(" ")) for m in model["merges"]]
+
+
+def _logits_bias(model: object, *, eos: int) -> None:
+    """A random final_logits_bias with EOS favoured, so that outputs end at mixed lengths."""
+    import torch
+
+    with torch.no_grad():
+        bias = model.final_logits_bias  # type: ignore[attr-defined]
+        bias.normal_(0.0, 1.0)
+        bias[0, eos] = 6.5
+
+
+def bart_checkpoint(directory: Path, *, seed: int = 0, mbart: bool = False) -> Path:
+    """BART (post-norm, layernorm_embedding, learned positions offset 2, <s> first in the source, EOS as
+    decoder start, <s> forced first, EOS forced last) or, with `mbart`, mBART's pre-norm, final layer norms
+    and scaled embeddings, a language code forced first as mBART-50's generation config does (the tokenizer
+    is a byte-level BPE trained here in both cases)."""
+    import torch
+    from transformers import (
+        BartConfig,
+        BartForConditionalGeneration,
+        GenerationConfig,
+        MBartConfig,
+        MBartForConditionalGeneration,
+        RobertaTokenizer,
+    )
+
+    directory.mkdir(parents=True, exist_ok=True)
+    specials = ["<s>", "<pad>", "</s>", "<unk>", "<mask>"]
+    languages = ["en_XX", "es_XX"] if mbart else []
+    vocab, merges = _byte_bpe(corpus("plain_es", "plain_en", "number_en"), vocab_size=400, specials=specials)
+    tokenizer = RobertaTokenizer(vocab=vocab, merges=merges)
+    if languages:
+        tokenizer.add_special_tokens({"additional_special_tokens": languages})
+    tokenizer.save_pretrained(directory)
+    size = len(tokenizer)
+    bos, pad, eos = vocab["<s>"], vocab["<pad>"], vocab["</s>"]
+    common = dict(
+        vocab_size=size,
+        d_model=32,
+        encoder_layers=2,
+        decoder_layers=2,
+        encoder_attention_heads=4,
+        decoder_attention_heads=4,
+        encoder_ffn_dim=64,
+        decoder_ffn_dim=64,
+        max_position_embeddings=128,
+        pad_token_id=pad,
+        bos_token_id=bos,
+        eos_token_id=eos,
+        decoder_start_token_id=eos,
+        dropout=0.0,
+        activation_function="gelu",
+        init_std=0.3,  # logits far apart, so float32 round-off between runtimes never flips a choice
+    )
+    torch.manual_seed(seed)
+    if mbart:
+        model = MBartForConditionalGeneration(MBartConfig(**common, scale_embedding=True))
+    else:
+        model = BartForConditionalGeneration(BartConfig(**common, scale_embedding=False))
+    _logits_bias(model, eos=eos)
+    forced = tokenizer.convert_tokens_to_ids(languages[0]) if languages else bos
+    model.generation_config = GenerationConfig(
+        decoder_start_token_id=eos,
+        pad_token_id=pad,
+        bos_token_id=bos,
+        eos_token_id=eos,
+        forced_bos_token_id=forced,
+        forced_eos_token_id=eos,
+        num_beams=4,
+        max_length=40,
+        length_penalty=1.2,
+        no_repeat_ngram_size=3,
+    )
+    model.save_pretrained(directory)
+    return directory
+
+
+def mbart_checkpoint(directory: Path, *, seed: int = 0) -> Path:
+    return bart_checkpoint(directory, seed=seed, mbart=True)

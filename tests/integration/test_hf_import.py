@@ -6,6 +6,7 @@ outputs of 200 mixed inputs served in one batch equal `generate()`'s, teacher-fo
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,7 +42,11 @@ class Imported:
     served: Served
 
 
-BUILDERS: dict[str, Callable[[Path], Path]] = {"marian": hf_checkpoints.marian_checkpoint}
+BUILDERS: dict[str, Callable[[Path], Path]] = {
+    "marian": hf_checkpoints.marian_checkpoint,
+    "bart": hf_checkpoints.bart_checkpoint,
+    "mbart": hf_checkpoints.mbart_checkpoint,
+}
 
 
 @pytest.fixture(scope="module", params=sorted(BUILDERS))
@@ -140,8 +145,14 @@ def test_attention_equals_output_attentions(imported: Imported) -> None:
 
 
 def test_tokenizer_ids_equal(imported: Imported) -> None:
-    special = imported.model.generation_config.eos_token_id
-    ours = Tokenizer.from_file(imported.model_dir / "tokenizer.json", eos_id=special)
+    manifest = json.loads((imported.model_dir / "manifest.json").read_text())
+    template = manifest["source_template"]
+    ours = Tokenizer.from_file(
+        imported.model_dir / "tokenizer.json",
+        eos_id=manifest["special_tokens"]["eos"],
+        prefix=template["prefix"],
+        suffix=template["suffix"],
+    )
     rng = np.random.default_rng(0)
     texts = hf_checkpoints.sample_texts(300, seed=13)
     # Arbitrary Unicode: random code points from several scripts, emoji, controls and combining marks.
