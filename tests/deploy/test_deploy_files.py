@@ -408,3 +408,188 @@ def test_hpa_scales_on_cpu_and_the_adapter_served_queue_depth() -> None:
     served = {rule["name"]["as"]: rule for rule in adapter["rules"]}
     assert pods_metric in served
     assert metric_names_in_promql(served[pods_metric]["seriesQuery"]) <= ATENTO_SERIES
+
+
+# ------------------------------------------------------- one set of limits: nginx, compose, Kubernetes, service
+
+# Liveness must answer within this under load (issue 20; tests/reliability/test_hostile.py measures it).
+LIVENESS_BAR_S = 1.0
+# Set per deployment, not limits: the rest of compose's x-atento-env must be in every Kubernetes Deployment.
+PER_DEPLOYMENT_ENV = {"ATENTO_DEVICE"}
+
+
+def _nginx_directives() -> dict[str, list[str]]:
+    """Every `name args;` of deploy/nginx/nginx.conf (comments dropped), by name, in file order."""
+    code = re.sub(r"#[^\n]*", "", (DEPLOY / "nginx" / "nginx.conf").read_text(encoding="utf-8"))
+    code = re.sub(r"'[^']*'", "''", code)  # quoted strings may hold ';' and '{'
+    found: dict[str, list[str]] = {}
+    for statement in re.split(r"[;{}]", code):
+        name, _, args = statement.strip().partition(" ")
+        if name:
+            found.setdefault(name, []).append(args.strip())
+    return found
+
+
+def _seconds(value: str) -> float:
+    match = re.fullmatch(r"(\d+)(ms|s|m)?", value)
+    assert match, value
+    return int(match.group(1)) * {"ms": 0.001, "s": 1.0, "m": 60.0, None: 1.0}[match.group(2)]
+
+
+def _bytes(value: str) -> int:
+    match = re.fullmatch(r"(\d+)([kKmM])?", value)
+    assert match, value
+    return int(match.group(1)) * {"k": 1024, "m": 1024**2, None: 1}[match.group(2) and match.group(2).lower()]
+
+
+def _compose_env(service: str) -> dict[str, str]:
+    return {k: str(v) for k, v in _compose()["services"][service]["environment"].items()}
+
+
+def _k8s_env(name: str) -> dict[str, str]:
+    (container,) = _k8s(name)["spec"]["template"]["spec"]["containers"]
+    return {e["name"]: e["value"] for e in container["env"] if "value" in e}
+
+
+def _settings_from(env: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> Any:
+    from service.http.settings import ServiceSettings
+
+    for key in [k for k in os.environ if k.startswith("ATENTO_")]:
+        monkeypatch.delenv(key)
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    return ServiceSettings()
+
+
+def test_every_atento_variable_in_the_deploy_files_is_a_setting() -> None:
+    # ServiceSettings ignores unknown ATENTO_* variables (extra="ignore"), so a misspelt or renamed limit
+    # would silently fall back to its default: check each name against the settings' fields.
+    from pydantic import BaseModel
+
+    from service.http.settings import ServiceSettings
+
+    def known(name: str) -> bool:
+        model: type[BaseModel] = ServiceSettings
+        *sections, field = name.removeprefix("ATENTO_").lower().split("__")
+        for section in sections:
+            annotation = model.model_fields[section].annotation if section in model.model_fields else None
+            if not (isinstance(annotation, type) and issubclass(annotation, BaseModel)):
+                return False
+            model = annotation
+        return field in model.model_fields
+
+    names = {*_compose_env("atento"), *_compose_env("atento-gpu")}
+    for manifest in ("deployment.yaml", "deployment-gpu.yaml"):
+        (container,) = _k8s(manifest)["spec"]["template"]["spec"]["containers"]
+        names |= {e["name"] for e in container["env"]}
+    unknown = sorted(name for name in names if name.startswith("ATENTO_") and not known(name))
+    assert not unknown, f"not ServiceSettings fields: {unknown}"
+
+
+def test_compose_and_kubernetes_carry_the_same_limits() -> None:
+    compose = _compose_env("atento")
+    assert _compose_env("atento-gpu").items() - {("ATENTO_DEVICE", "cuda")} <= compose.items() - {
+        ("ATENTO_DEVICE", "cpu")
+    }
+    shared = {k: v for k, v in compose.items() if k not in PER_DEPLOYMENT_ENV}
+    assert {"ATENTO_MAX_BODY_BYTES", "ATENTO_REQUEST_TIMEOUT_S", "ATENTO_SERVER__HEADER_TIMEOUT_S"} <= set(shared)
+    for manifest in ("deployment.yaml", "deployment-gpu.yaml"):
+        env = _k8s_env(manifest)
+        differs = {k: (v, env.get(k)) for k, v in shared.items() if env.get(k) != v}
+        assert not differs, f"{manifest} differs from docker-compose.yml (compose, k8s): {differs}"
+
+
+def test_nginx_limits_agree_with_the_service(monkeypatch: pytest.MonkeyPatch) -> None:
+    nginx = _nginx_directives()
+    settings = _settings_from(_compose_env("atento"), monkeypatch)
+    server = settings.server
+
+    def one(name: str) -> str:
+        (value,) = nginx[name]
+        return value
+
+    # A body nginx lets through is one the replica accepts, and the other way round.
+    assert _bytes(one("client_max_body_size")) == settings.max_body_bytes
+    # Slowloris is cut at the same point at the edge and, where no nginx is in front (Kubernetes), in uvicorn.
+    assert _seconds(one("client_header_timeout")) == server.header_timeout_s
+    assert _seconds(one("client_body_timeout")) <= settings.request_timeout_s
+    # nginx drops an idle upstream connection before the replica does, never sending on one being closed.
+    upstream_keepalive = [_seconds(v) for v in nginx["keepalive_timeout"]]
+    assert min(upstream_keepalive) < server.keep_alive_timeout_s, upstream_keepalive
+    # Headers nginx accepts fit in the replica's limit (nginx adds a few of its own: X-Request-ID, X-Forwarded-*).
+    count, size = one("large_client_header_buffers").split()
+    assert int(count) * _bytes(size) + 4096 <= server.max_header_bytes
+    # A replica's own deadline (504) comes before nginx's read timeout, so nginx retries only a hung replica.
+    for timeout in nginx["proxy_read_timeout"]:
+        assert _seconds(timeout) > settings.request_timeout_s
+    assert _seconds(one("proxy_connect_timeout")) < settings.request_timeout_s
+    retry = one("proxy_next_upstream").split()
+    assert {"error", "timeout", "http_502", "http_503", "non_idempotent"} <= set(retry), retry
+    # nginx's idle connections to a replica, and its per-client limit, stay inside the replica's own limit.
+    (keepalive,) = nginx["keepalive"]
+    assert int(keepalive) * int(one("worker_processes").replace("auto", "4")) < server.limit_concurrency
+    zone, per_client = one("limit_conn").split()
+    assert zone == "atento_per_client" and int(per_client) < server.limit_concurrency
+    assert int(one("worker_connections")) * 2 <= int(one("worker_rlimit_nofile"))
+    assert one("limit_conn_status") == "429"
+
+
+def _probe_timeout_of(command: list[str] | str) -> float:
+    """The HTTP timeout inside a healthcheck command (urlopen(..., timeout=N))."""
+    match = re.search(r", timeout=(\d+(?:\.\d+)?)\)", " ".join(command) if isinstance(command, list) else command)
+    assert match, command
+    return float(match.group(1))
+
+
+@pytest.mark.parametrize("manifest", ["deployment.yaml", "deployment-gpu.yaml"])
+def test_probe_settings_agree_across_compose_kubernetes_and_the_image(manifest: str) -> None:
+    (container,) = _k8s(manifest)["spec"]["template"]["spec"]["containers"]
+    liveness, readiness, startup = (container[p] for p in ("livenessProbe", "readinessProbe", "startupProbe"))
+    # Liveness answers within LIVENESS_BAR_S under load; the probe allows more than that, and only several
+    # misses in a row restart the pod (one slow moment never does).
+    assert liveness["timeoutSeconds"] >= 2 * LIVENESS_BAR_S
+    assert liveness["failureThreshold"] >= 3
+    assert readiness["periodSeconds"] <= liveness["periodSeconds"], "readiness reacts before liveness"
+    # Compose's healthcheck is the readiness probe (Docker has one check): same period, HTTP timeout, misses.
+    service = "atento" if manifest == "deployment.yaml" else "atento-gpu"
+    check = _compose()["services"][service]["healthcheck"]
+    assert "/health/ready" in " ".join(check["test"])
+    assert _seconds(check["interval"]) == readiness["periodSeconds"]
+    assert _probe_timeout_of(check["test"]) == readiness["timeoutSeconds"]
+    assert _seconds(check["timeout"]) > readiness["timeoutSeconds"], "Docker's timeout includes python's start"
+    assert check["retries"] == readiness["failureThreshold"]
+    # Kubernetes allows the start at least as long as Docker does.
+    assert startup["periodSeconds"] * startup["failureThreshold"] >= _seconds(check["start_period"])
+    # The image's own HEALTHCHECK (plain `docker run`) uses the same HTTP timeout.
+    (healthcheck,) = [args for ins, args in _dockerfile_stages()["runtime"] if ins == "HEALTHCHECK"]
+    assert _probe_timeout_of(healthcheck) == readiness["timeoutSeconds"]
+
+
+def test_rendered_configs_differ_from_the_shipped_ones_only_where_docker_is_named(tmp_path: Path) -> None:
+    from deploy.render import render_nginx, render_prometheus
+
+    shipped = (DEPLOY / "nginx" / "nginx.conf").read_text(encoding="utf-8").splitlines()
+    rendered = render_nginx(
+        listen="127.0.0.1:8080", upstreams=["127.0.0.1:8001", "127.0.0.1:8002"], log_dir=tmp_path
+    ).splitlines()
+    removed = [line.strip() for line in shipped if line not in rendered]
+    added = [line.strip() for line in rendered if line not in shipped]
+    assert [line.split()[0] for line in removed] == ["resolver", "access_log", "error_log", "server", "listen"]
+    assert [line.split()[0] for line in added] == ["access_log", "error_log", "server", "server", "listen"]
+
+    config, rules = render_prometheus(
+        listen="127.0.0.1:9090",
+        targets=["127.0.0.1:8001"],
+        scrape_interval="1s",
+        evaluation_interval="1s",
+        alert_for="3s",
+    )
+    shipped_rules = yaml.safe_load((DEPLOY / "prometheus" / "alerts.yml").read_text(encoding="utf-8"))
+    for group, ours in zip(shipped_rules["groups"], yaml.safe_load(rules)["groups"], strict=True):
+        for rule, rendered_rule in zip(group["rules"], ours["rules"], strict=True):
+            assert {**rule, "for": "3s"} == rendered_rule
+    (tmp_path / "prometheus.yml").write_text(config, encoding="utf-8")
+    (tmp_path / "alerts.yml").write_text(rules, encoding="utf-8")
+    promtool = _require_tool("promtool", install_hint="run deploy/install-apt.sh (Debian package prometheus)")
+    result = _run([promtool, "check", "config", str(tmp_path / "prometheus.yml")])
+    assert result.returncode == 0, result.stdout + result.stderr
