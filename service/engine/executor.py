@@ -13,28 +13,14 @@ import numpy as np
 from service.engine.attention_record import AttentionLog
 from service.engine.beam import BeamSearch
 from service.engine.decoding_rules import DecodingRules, ModelGeneration
+from service.engine.request_state import DecodingContext, ModelShape, Request, RequestState, SpecialIds
 from service.engine.runner import EncoderBatch, KvCache, Runner
 from service.engine.sampling import TokenChooser, chosen_logprobs, log_softmax
 from service.engine.tokenizer import Decoding, IncrementalDetokenizer
 from service.engine.transformers_beam import TransformersBeamSearch
-from service.engine.types import AttentionSpec, GenerationParams, GenerationResult, TokenEvent
+from service.engine.types import GenerationResult, TokenEvent
 
-
-@dataclass(frozen=True)
-class SpecialIds:
-    pad: int
-    bos: int
-    eos: int
-
-
-@dataclass(frozen=True)
-class Request:
-    id: str
-    source_ids: list[int]  # EOS included
-    params: GenerationParams  # max_new_tokens already clipped to the model
-    seed: int | None = None
-    attention: AttentionSpec | None = None
-    forced_target: list[int] | None = None  # teacher forcing: target ids without BOS/EOS
+__all__ = ["BatchExecutor", "ModelShape", "Request", "SpecialIds", "StepFailed", "StepOutcome"]
 
 
 class StepFailed(Exception):
@@ -51,40 +37,6 @@ class StepOutcome:
     tokens: list[tuple[str, TokenEvent]] = field(default_factory=list)  # streamed in order
     results: dict[str, GenerationResult] = field(default_factory=dict)
     rows: int = 0  # decoder batch size of this step
-
-
-@dataclass
-class _Active:
-    request: Request
-    text: IncrementalDetokenizer
-    chooser: TokenChooser | None = None
-    beam: BeamSearch | TransformersBeamSearch | None = None
-    last_tokens: list[int] = field(default_factory=list)  # one per row
-    generated: list[int] = field(default_factory=list)
-    events: list[TokenEvent] = field(default_factory=list)
-    logs: list[AttentionLog] = field(default_factory=list)  # one per row when attention is asked for
-    finished_logs: list[AttentionLog] = field(default_factory=list)  # beam: one per finished hypothesis
-    stop_scan_from: int = 0
-    first_row: int = 0  # its rows in the cache: first_row .. first_row + width - 1
-
-    @property
-    def width(self) -> int:
-        return len(self.last_tokens)
-
-    @property
-    def rows(self) -> range:
-        return range(self.first_row, self.first_row + self.width)
-
-    def wants(self, kind: str) -> bool:
-        spec = self.request.attention
-        return spec is not None and kind in spec.kinds
-
-
-@dataclass(frozen=True)
-class ModelShape:
-    n_layers: int
-    n_encoder_layers: int
-    n_heads: int
 
 
 _SPARSE_STEPS_BEFORE_COMPACTING = 4
@@ -111,9 +63,10 @@ class BatchExecutor:
         self.tokenizer = tokenizer
         self.special = special
         self.shape = shape
+        self._context = DecodingContext(tokenizer, special, shape)
         # The model's decoding rules (bad words, n-grams, forced tokens) and beam search; none for atento's own.
         self.generation = generation or ModelGeneration(DecodingRules(start=special.bos, eos=special.eos))
-        self._active: dict[str, _Active] = {}  # insertion order = row order
+        self._active: dict[str, RequestState] = {}  # insertion order = row order
         self._cache: KvCache | None = None
         self._owners: list[str | None] = []  # per cache row: its request, None for a dead row
         self._sparse_steps = 0  # consecutive steps with at least a quarter of the rows dead
@@ -143,7 +96,7 @@ class BatchExecutor:
         if gone:
             self._compact_if_sparse(after_steps=1)
 
-    def _kill(self, active: _Active) -> None:
+    def _kill(self, active: RequestState) -> None:
         """Mark a leaving request's rows dead; the next compaction removes them."""
         for row in active.rows:
             self._owners[row] = None
@@ -259,9 +212,11 @@ class BatchExecutor:
             self._cache = fresh  # assigned last: a failure above leaves the running batch as it was
             self._place(order)
 
-    def _new_active(self, request: Request) -> _Active:
+    def _new_active(self, request: Request) -> RequestState:
         params = request.params
-        active = _Active(request=request, text=IncrementalDetokenizer(self.tokenizer), last_tokens=[self.special.bos])
+        active = RequestState(
+            request=request, text=IncrementalDetokenizer(self.tokenizer), last_tokens=[self.special.bos]
+        )
         if params.num_beams > 1 and self.generation.beam_search == "transformers":
             active.beam = TransformersBeamSearch(
                 num_beams=params.num_beams,
@@ -284,7 +239,7 @@ class BatchExecutor:
             active.chooser = TokenChooser(params, seed=request.seed)
         return active
 
-    def _teacher_force(self, active: _Active, cache: KvCache) -> GenerationResult:
+    def _teacher_force(self, active: RequestState, cache: KvCache) -> GenerationResult:
         """One decoder call over BOS + target: log-probabilities of target + EOS, and attention."""
         target = list(active.request.forced_target or [])
         tgt = np.asarray([[self.special.bos, *target]], dtype=np.int64)
@@ -301,7 +256,7 @@ class BatchExecutor:
                 log.decoder.append(log.select(out.self_attention[:, 0, :, t, : t + 1]).copy())
                 log.cross.append(log.select(out.cross_attention[:, 0, :, t, :s]).copy())
         active.generated = target
-        return self._result(active, "eos")
+        return active.result(self._context, "eos")
 
     def _decode(self, outcome: StepOutcome) -> None:
         assert self._cache is not None  # noqa: S101 - invariant: active rows always have a cache
@@ -324,7 +279,7 @@ class BatchExecutor:
         for request_id, active in list(self._active.items()):
             rows = active.rows
             if active.logs:
-                self._log_attention(active, rows, out.cache.self_mask, out.self_attention, out.cross_attention)
+                active.log_attention(rows, out.cache.self_mask, out.self_attention, out.cross_attention)
             if active.beam is not None:
                 before = len(active.beam.finished)
                 parents = active.beam.step(logits[rows.start : rows.stop])
@@ -332,18 +287,19 @@ class BatchExecutor:
                     active.finished_logs += [active.logs[f.parent].fork() for f in active.beam.finished[before:]]
                     active.logs = [active.logs[p].fork() for p in parents]
                 if active.beam.done:
-                    outcome.results[request_id] = self._finish_beam(active)
+                    outcome.results[request_id] = active.finish_beam(self._context)
                     outcome.tokens.extend((request_id, e) for e in active.events)
                     self._kill(self._active.pop(request_id))
                 else:
                     sources[request_id] = (rows, [rows.start + p for p in parents])
                     active.last_tokens = active.beam.last_tokens(self.special.bos)
                 continue
-            reason = self._advance(active, chosen[rows.start], logprobs[rows.start], outcome)
+            event, reason = active.advance(self._context, chosen[rows.start], logprobs[rows.start])
+            outcome.tokens.append((request_id, event))
             if reason is None:
                 sources[request_id] = (rows, list(rows))
             else:
-                outcome.results[request_id] = self._result(active, reason)
+                outcome.results[request_id] = active.result(self._context, reason)
                 self._kill(self._active.pop(request_id))
         self._cache = out.cache  # no copy when the rows stay put
         self._rearrange(sources)
@@ -380,87 +336,3 @@ class BatchExecutor:
         # once made the batch copy itself twice (compacted, then grown again by the joiners; see
         # BENCHMARKS.md#http-at-saturation-leaner-http-layer). Dead rows that stay dead are dropped a few steps later.
         self._compact_if_sparse(after_steps=_SPARSE_STEPS_BEFORE_COMPACTING)
-
-    def _advance(self, active: _Active, token: int, logprob: float, outcome: StepOutcome) -> str | None:
-        """Record a one-row request's chosen token; returns its finish reason, if any."""
-        params = active.request.params
-        if token == self.special.eos:
-            event = TokenEvent(token, active.text.flush(), logprob, True)
-            reason: str | None = "eos"
-        else:
-            active.generated.append(token)
-            active.last_tokens = [token]
-            final = len(active.generated) >= params.max_new_tokens
-            event = TokenEvent(token, active.text.push(token, final=final), logprob, False)
-            reason = "length" if final else None
-            if params.stop and self._hit_stop(active):
-                reason = "stop_sequence"
-                if not final:
-                    event = TokenEvent(token, event.text + active.text.flush(), logprob, False)
-        active.events.append(event)
-        outcome.tokens.append((active.request.id, event))
-        return reason
-
-    def _hit_stop(self, active: _Active) -> bool:
-        text = self.tokenizer.decode(active.generated)
-        longest = max(len(s) for s in active.request.params.stop)
-        start = max(0, active.stop_scan_from - longest + 1)
-        active.stop_scan_from = len(text)
-        return any(s in text[start:] for s in active.request.params.stop)
-
-    def _finish_beam(self, active: _Active) -> GenerationResult:
-        assert active.beam is not None  # noqa: S101
-        best_index = active.beam.best_index()
-        best = active.beam.finished[best_index]
-        if active.logs:
-            active.logs = [active.finished_logs[best_index]]
-        tokens = list(best.tokens)
-        reason = "eos" if best.finished_by_eos else "length"
-        stops = active.request.params.stop
-        for count in range(1, len(tokens) + 1) if stops else ():
-            if any(s in self.tokenizer.decode(tokens[:count]) for s in stops):
-                tokens, reason = tokens[:count], "stop_sequence"
-                break
-        for position, token in enumerate(tokens):
-            final = position == len(tokens) - 1 and reason != "eos"
-            active.events.append(
-                TokenEvent(token, active.text.push(token, final=final), best.logprobs[position], False)
-            )
-        if reason == "eos":
-            active.events.append(TokenEvent(self.special.eos, active.text.flush(), best.logprobs[-1], True))
-        active.generated = tokens
-        return self._result(active, reason)
-
-    def _log_attention(
-        self,
-        active: _Active,
-        rows: range,
-        self_mask: np.ndarray,
-        self_attention: np.ndarray | None,
-        cross_attention: np.ndarray | None,
-    ) -> None:
-        s = len(active.request.source_ids)
-        for log, row in zip(active.logs, rows, strict=True):
-            if self_attention is not None and "decoder" in log.spec.kinds:
-                real = self_mask[row]  # (P+1,) the row's real keys, padding removed
-                log.decoder.append(log.select(self_attention[:, row, :, 0][..., real]).copy())
-            if cross_attention is not None and "cross" in log.spec.kinds:
-                log.cross.append(log.select(cross_attention[:, row, :, 0, :s]).copy())
-
-    def _result(self, active: _Active, reason: str) -> GenerationResult:
-        attention = None
-        if active.logs:
-            attention = active.logs[0].build(
-                n_heads=self.shape.n_heads,
-                n_layers=self.shape.n_layers,
-                n_encoder_layers=self.shape.n_encoder_layers,
-            )
-        return GenerationResult(
-            text=self.tokenizer.decode(active.generated),
-            token_ids=list(active.generated),
-            tokens=list(active.events),
-            finish_reason=reason,
-            input_token_ids=list(active.request.source_ids),
-            seed=active.request.seed,
-            attention=attention,
-        )

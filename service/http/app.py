@@ -85,6 +85,25 @@ async def _start_engine(app: FastAPI) -> None:
     )
 
 
+@asynccontextmanager
+async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
+    """Start the engine in the background; on shutdown, drain it for what is left of the grace period."""
+    loader = asyncio.create_task(_start_engine(app))
+    try:
+        yield
+    finally:
+        begin_drain(app)
+        if not loader.done():
+            loader.cancel()
+            with contextlib.suppress(BaseException):
+                await loader
+        # Only what is left of the grace period that began with the drain (SIGTERM, usually).
+        left = max(0.0, app.state.drain_deadline - time.monotonic())
+        engine: EngineClient = app.state.engine
+        await engine.stop(drain=True, timeout_s=left)
+        logger.info("engine stopped")
+
+
 def create_app(settings: ServiceSettings, engine: EngineClient | None = None) -> FastAPI:
     """Build the HTTP app around an engine.
 
@@ -110,27 +129,11 @@ def create_app(settings: ServiceSettings, engine: EngineClient | None = None) ->
 
     metrics.set_stats_source(engine_stats)
 
-    @asynccontextmanager
-    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        loader = asyncio.create_task(_start_engine(app))
-        try:
-            yield
-        finally:
-            begin_drain(app)
-            if not loader.done():
-                loader.cancel()
-                with contextlib.suppress(BaseException):
-                    await loader
-            # Only what is left of the grace period that began with the drain (SIGTERM, usually).
-            left = max(0.0, app.state.drain_deadline - time.monotonic())
-            await client.stop(drain=True, timeout_s=left)
-            logger.info("engine stopped")
-
     app = FastAPI(
         title="atento",
         version=_atento_version(),
         description=_DESCRIPTION,
-        lifespan=lifespan,
+        lifespan=_lifespan,
         docs_url="/docs",
         redoc_url=None,
         # Metrics are Prometheus (/metrics). FastAPI's own OpenTelemetry instrumentation, left on, looks
