@@ -73,8 +73,8 @@ CATEGORIES = (
 # The categories whose target is their source: what the edit guard must keep at 100%.
 COPY_ONLY_CATEGORIES = ("copy_script", "copy_emoji", "copy_digits", "copy_url", "copy_markup", "paragraph_plain")
 # Training draws the categories the model finds hard more often and the solved ones less (the bare
-# dates were 100% on every earlier model; sentences with an expression inside were the weakest).
-# Paragraphs are several sentences long, so raising their share makes a step slower.
+# dates were solved by every earlier model, sentences with an expression inside were the weakest: README,
+# "The bundled model"). Paragraphs are several sentences long, so raising their share makes a step slower.
 # Held-out splits sample uniformly, so the test set holds the same number of examples per category.
 TRAIN_CATEGORY_WEIGHTS = {
     "date_written_es": 0.25,
