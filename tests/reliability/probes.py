@@ -30,6 +30,7 @@ TIMEOUT_S = 10.0  # a probe that takes longer counts as this long (and as a fail
 class PathFigures:
     latencies_s: list[float] = field(default_factory=list)
     failures: int = 0  # not 200, or no answer within TIMEOUT_S
+    statuses: dict[str, int] = field(default_factory=dict)  # "200", "503", ..., "no answer": how many
 
     def quantile(self, q: float) -> float:
         """The q-quantile (nearest rank) of the latencies; inf when there are none."""
@@ -47,6 +48,11 @@ class PathFigures:
         return self.quantile(0.99)
 
 
+def _failed_statuses(figures: PathFigures) -> str:
+    failed = {status: n for status, n in sorted(figures.statuses.items()) if status != "200"}
+    return ": " + ", ".join(f"{n} x {status}" for status, n in failed.items()) if failed else ""
+
+
 @dataclass
 class Figures:
     by_path: dict[str, PathFigures]
@@ -54,7 +60,7 @@ class Figures:
     def line(self, label: str) -> str:
         parts = [
             f"{path} p50 {f.p50 * 1000:.0f} ms p99 {f.p99 * 1000:.0f} ms max {max(f.latencies_s, default=0) * 1000:.0f}"
-            f" ms ({len(f.latencies_s)} probes, {f.failures} failed)"
+            f" ms ({len(f.latencies_s)} probes, {f.failures} failed{_failed_statuses(f)})"
             for path, f in self.by_path.items()
         ]
         return f"[health during {label}] " + "; ".join(parts)
@@ -95,7 +101,7 @@ class ProbeLoop:
         self.figures = Figures({path: PathFigures(**values) for path, values in raw.items()})
 
 
-def _probe(host: str, port: int, path: str) -> tuple[bool, float]:
+def _probe(host: str, port: int, path: str) -> tuple[str, float]:
     """One GET on a new connection, by hand: an HTTP client library's own set-up (an SSL context per client,
     for one) would add tens of milliseconds of the prober's CPU to every figure on a busy machine."""
     began = time.monotonic()
@@ -106,9 +112,10 @@ def _probe(host: str, port: int, path: str) -> tuple[bool, float]:
             answer = b""
             while chunk := sock.recv(65536):
                 answer += chunk
-        return answer.startswith(b"HTTP/1.1 200 "), time.monotonic() - began
+        status = answer.split(b" ", 2)[1].decode() if answer.startswith(b"HTTP/1.1 ") else "no answer"
+        return status, time.monotonic() - began
     except OSError:
-        return False, max(time.monotonic() - began, TIMEOUT_S)
+        return "no answer", max(time.monotonic() - began, TIMEOUT_S)
 
 
 def _probe_until_stdin_closes(url: str, interval_s: float) -> dict[str, PathFigures]:
@@ -121,9 +128,10 @@ def _probe_until_stdin_closes(url: str, interval_s: float) -> dict[str, PathFigu
     while not stop.is_set():
         started = time.monotonic()
         for path in PATHS:
-            ok, took = _probe(host, port, path)
+            status, took = _probe(host, port, path)
             figures[path].latencies_s.append(took)
-            figures[path].failures += 0 if ok else 1
+            figures[path].failures += status != "200"
+            figures[path].statuses[status] = figures[path].statuses.get(status, 0) + 1
         stop.wait(max(0.0, interval_s - (time.monotonic() - started)))
     return figures
 
