@@ -25,16 +25,16 @@ from typing import Any
 
 import httpx
 import pytest
+from frontend_stack import Nginx, Prometheus, Replica, binary
 from huggingface_hub import InferenceClient
 from prometheus_client.parser import text_string_to_metric_families
-from stack import Nginx, Prometheus, Replica, binary
 
 from tests.reliability.probes import ProbeLoop
 
 pytestmark = pytest.mark.slow
 
 DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
-STEP_S = 0.015  # each decoder call on the replicas takes at least this long (see stack._LAUNCHER)
+STEP_S = 0.015  # each decoder call on the replicas takes at least this long (see frontend_stack._LAUNCHER)
 INTERVAL_S = 1  # Prometheus' scrape and evaluation intervals, rendered down from 15 s
 ALERT_FOR_S = 3  # every rule's `for:`, rendered down from minutes
 TEXTS = (
@@ -186,7 +186,7 @@ def test_prometheus_scrapes_every_replica(stack: Stack) -> None:
 
     def all_up() -> bool:
         up = stack.prometheus.query('up{job="atento"}')
-        return {s["metric"]["instance"] for s in up if s["value"][1] == "1"} == addresses  # type: ignore[index]
+        return {s["metric"]["instance"] for s in up if s["value"][1] == "1"} == addresses
 
     _wait(all_up, timeout_s=30, what="up == 1 for every replica", every_s=0.25)
     assert len(stack.prometheus.query('up{job="atento"}')) == 3
