@@ -2,7 +2,8 @@
 probe loop (tests/reliability/probes.py) measures /health/live and /health/ready every 75 ms on new connections.
 
 The bar (issue 20): liveness answers within 1 s (p99) and never fails during any of them, and each attack is
-refused cheaply: the 181 MB-style attention request, a 1 MB input, 2,000 half-open connections, huge headers.
+refused cheaply: the 181 MB-style attention request, 32 concurrent /attention, a 1 MB input, 2,000 half-open
+connections, huge headers.
 Each test prints its figures (`pytest tests/reliability/test_hostile.py -s`): health p50/p99 during the attack.
 HOSTILE_SERVICE_TREE=DIR serves another checkout's `service/` (a git worktree of an older commit, say), to
 see which attacks an older tree fails.
@@ -157,6 +158,46 @@ def test_32_inputs_with_return_attention(server: Server) -> None:
     if status == 413:
         assert "attention" in json.loads(head)["error"].lower(), head
         assert took < 1.0, f"the 413 took {took:.1f}s"
+    _assert_liveness_bar(figures)
+    _still_serves(server)
+
+
+def test_32_concurrent_attention_requests(server: Server) -> None:
+    """32 clients at once asking /attention for the digit-heavy input (4.3 MB of JSON each, with a forced
+    target as long as the source): served or refused, never at the expense of the probes."""
+    body = {"inputs": SENTENCE, "target": SENTENCE}
+    outcomes: list[tuple[int, int]] = []  # (status, bytes)
+    lock = threading.Lock()
+
+    def send() -> None:
+        size, status = 0, 0
+        try:
+            with httpx.stream("POST", f"{server.url}/attention", json=body, timeout=120) as r:
+                status = r.status_code
+                for chunk in r.iter_bytes():
+                    size += len(chunk)
+        except httpx.HTTPError:
+            pass  # status 0: no answer within two minutes
+        with lock:
+            outcomes.append((status, size))
+
+    with ProbeLoop(server.url) as probes:
+        time.sleep(0.3)
+        began = time.monotonic()
+        threads = [threading.Thread(target=send) for _ in range(32)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=180)
+        took = time.monotonic() - began
+        time.sleep(0.3)
+    statuses = sorted({status for status, _ in outcomes})
+    figures = _report(
+        "32 concurrent /attention",
+        probes.figures,
+        f"answered {statuses} ({sum(size for _, size in outcomes) / 1e6:.0f} MB in all) in {took:.1f}s",
+    )
+    assert len(outcomes) == 32 and set(statuses) <= {200, 413, 429}, outcomes
     _assert_liveness_bar(figures)
     _still_serves(server)
 
