@@ -221,6 +221,9 @@ def test_nginx_proxies_to_the_replicas_without_buffering_streams() -> None:
     stream = re.search(r"location = /generate_stream \{([^}]*)\}", code)
     assert stream and re.search(r"proxy_buffering off;", stream.group(1)), "SSE must not be buffered"
     assert "proxy_pass http://atento;" in stream.group(1)
+    # TGI's `POST /` with "stream": true (huggingface_hub's InferenceClient streams that way) goes through `/`.
+    root = re.search(r"location / \{([^}]*)\}", code)
+    assert root and re.search(r"proxy_buffering off;", root.group(1)), "POST / streams too"
     assert re.search(r"proxy_http_version 1\.1;", code)
 
 

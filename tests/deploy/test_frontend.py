@@ -222,7 +222,9 @@ def test_sse_streams_through_nginx_unbuffered(stack: Stack) -> None:
         f"{spread:.0%} of them at least {STEP_S / 2 * 1000:.0f} ms after the previous one"
     )
     # Each token takes at least STEP_S to generate: unbuffered, events arrive one by one, spread over the
-    # generation; buffered, they would come in a few bursts (or all at the end).
+    # generation; buffered, they would come in a few bursts (or all at the end). The replicas also send
+    # `X-Accel-Buffering: no`, which alone would turn nginx's buffering off for the stream; the config's own
+    # `proxy_buffering off` (for clients of other front ends) is checked in test_deploy_files.py.
     assert len(events) >= 40
     assert arrivals[-1] - arrivals[0] >= 0.8 * STEP_S * (len(events) - 1)
     assert spread >= 0.7, gaps
