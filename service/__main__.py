@@ -16,9 +16,14 @@ from types import FrameType
 import uvicorn
 from fastapi import FastAPI
 
-from service.http.app import begin_drain, create_app
+from service.http.app import begin_drain, create_app, cut_off
+from service.http.connections import bounded_h11
 from service.http.logs import configure_logging
 from service.http.settings import ServiceSettings
+
+# After the grace period the engine fails the requests still in flight (503 JSON with Retry-After);
+# this is how long uvicorn then waits for those answers to be written before it cancels what is left.
+_CUT_OFF_FLUSH_S = 2
 
 
 class DrainingServer(uvicorn.Server):
@@ -47,8 +52,13 @@ class DrainingServer(uvicorn.Server):
     async def on_tick(self, counter: int) -> bool:
         if self._terminating and not self.should_exit:
             left = self._app.state.drain_deadline - time.monotonic()
-            if not self.server_state.tasks or left <= 0:  # no request in flight, or out of time
-                self.config.timeout_graceful_shutdown = max(0, int(left))
+            if not self.server_state.tasks:  # nothing in flight: stop now, leaving what is left of the grace
+                # ceil, never int(): a fraction of a second left must not become 0 (no wait at all).
+                self.config.timeout_graceful_shutdown = max(1, math.ceil(left))
+                self.should_exit = True
+            elif left <= 0:  # out of time: the engine fails what is left, so each request answers 503 itself
+                await cut_off(self._app)
+                self.config.timeout_graceful_shutdown = _CUT_OFF_FLUSH_S
                 self.should_exit = True
         return await super().on_tick(counter)
 
@@ -77,13 +87,10 @@ def own_process_defaults(settings: ServiceSettings) -> ServiceSettings:
     return settings.model_copy(update={"runtime": runtime})
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    settings = own_process_defaults(parse_settings(sys.argv[1:] if argv is None else argv))
-    configure_logging(
-        log_format=settings.log_format, log_level=settings.log_level, secrets=settings.resolved_api_keys()
-    )
-    app = create_app(settings)
-    config = uvicorn.Config(
+def uvicorn_config(app: FastAPI, settings: ServiceSettings) -> uvicorn.Config:
+    """uvicorn's configuration for the app, with the connection limits of `settings.server`."""
+    server = settings.server
+    return uvicorn.Config(
         app,
         host=settings.host,
         port=settings.port,
@@ -91,8 +98,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         access_log=False,  # RequestContextMiddleware logs each request with its id
         timeout_graceful_shutdown=max(1, math.ceil(settings.shutdown_grace_s)),
         proxy_headers=True,
+        http=bounded_h11(server) if server.http == "h11" else "httptools",
+        h11_max_incomplete_event_size=server.max_header_bytes,
+        timeout_keep_alive=server.keep_alive_timeout_s,
+        limit_concurrency=server.limit_concurrency,
+        backlog=server.backlog,
     )
-    server = DrainingServer(config, app)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    settings = own_process_defaults(parse_settings(sys.argv[1:] if argv is None else argv))
+    configure_logging(
+        log_format=settings.log_format, log_level=settings.log_level, secrets=settings.resolved_api_keys()
+    )
+    app = create_app(settings)
+    server = DrainingServer(uvicorn_config(app, settings), app)
     app.state.on_fatal = server.fail
     server.run()
     if server.exit_code:

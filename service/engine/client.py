@@ -46,6 +46,8 @@ class EngineClient(Protocol):
 
     def tokenize(self, text: str) -> tuple[list[int], list[tuple[int, int]]]: ...
 
+    def prepare(self, text: str) -> None: ...  # submit's text work ahead, from any thread (long inputs)
+
     def submit(
         self,
         text: str,

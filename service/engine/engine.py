@@ -35,10 +35,12 @@ from service.engine.pieces import JoinedHandle, TextRules
 from service.engine.runner import OnnxRunner, Runner
 from service.engine.scheduler import BatchPolicy, Dropped, PendingRequest, Scheduler, StepResults
 from service.engine.settings import BatchingSettings, RuntimeSettings
+from service.engine.text_cache import TextMemo
 from service.engine.tokenizer import Tokenizer
 from service.engine.types import AttentionSpec, EngineStats, GenerationParams, ModelInfo
 
 logger = logging.getLogger(__name__)
+_STEP_JOIN_S = 30.0  # Engine.stop's longest wait for the worker's step in progress (a hung step is not waited out)
 
 
 def _run_all(calls: list[Callable[[], None]]) -> None:
@@ -62,6 +64,9 @@ class _Loaded:
     provider: str
     executor: BatchExecutor = field(init=False)
     texts: TextRules = field(init=False)  # the manifest's edit_guard and segmentation
+    # Memoized tokenizer.encode of long texts: Engine.prepare fills it off the event loop for submit.
+    encode: TextMemo[tuple[list[int], list[tuple[int, int]]]] = field(init=False)
+    max_input_chars: int = field(init=False)  # longer inputs are refused before any tokenizing
 
 
 RunnerFactory = Callable[[ModelFiles], Runner]
@@ -135,12 +140,16 @@ class Engine:
             model.manifest, start=special.bos, eos=special.eos, where=str(model.directory / "manifest.json")
         )
         loaded.executor = BatchExecutor(runner, tokenizer, special=special, shape=shape, generation=generation)
+        loaded.encode = TextMemo(tokenizer.encode)
         loaded.texts = TextRules(
             guard=model.edit_guard if self.edit_guard else None,
             segmentation=model.segmentation,
-            encode=lambda text: tokenizer.encode(text)[0],
+            encode=lambda text: loaded.encode(text)[0],
             max_source_tokens=model.max_source_tokens,
         )
+        # No text longer than this fits the model (one call, or as many pieces as the queue can hold).
+        calls = max(1, self.batching.max_queue) if model.segmentation is not None else 1
+        loaded.max_input_chars = calls * model.max_source_tokens * tokenizer.longest_token_chars
         # Warm-up: one short generation through both graphs, so the first request pays no lazy init.
         warm = Request("warmup", tokenizer.encode("warm up")[0], GenerationParams(max_new_tokens=2))
         outcome = loaded.executor.step([warm])
@@ -160,13 +169,22 @@ class Engine:
         with self._lock:
             self._stopping = True
             self._wake.notify_all()
+        worker_alive = False
         if self._thread is not None:
-            await asyncio.to_thread(self._thread.join, timeout_s)
-            self._thread = None
+            # However short the grace, wait for the step in progress to end: resetting the executor while
+            # the worker still steps it breaks both ("dictionary changed size during iteration").
+            await asyncio.to_thread(self._thread.join, max(timeout_s, _STEP_JOIN_S))
+            worker_alive = self._thread.is_alive()
+            if worker_alive:
+                logger.warning(
+                    "the engine's worker is still in a step after %ss: not resetting its state", _STEP_JOIN_S
+                )
+            else:
+                self._thread = None
         with self._lock:
             left = self._scheduler.drop_all()
             entries = [self._entries.pop(i) for i in left if i in self._entries]
-        if self._loaded is not None:
+        if self._loaded is not None and not worker_alive:
             self._loaded.executor.reset()
         for entry in entries:
             entry.handle.finish_threadsafe(ModelNotReady("the engine stopped before this request finished"))
@@ -202,7 +220,26 @@ class Engine:
     # ---- requests ----
 
     def tokenize(self, text: str) -> tuple[list[int], list[tuple[int, int]]]:
-        return self._require_loaded().tokenizer.encode(text)
+        return self._require_loaded().encode(text)
+
+    def prepare(self, text: str) -> None:
+        """Tokenize (and, over the limit, segment) `text` now, in any thread; its submit reuses the work.
+
+        The HTTP layer calls it in a worker thread for long inputs, so the event loop never tokenizes them.
+        """
+        loaded = self._require_loaded()
+        if isinstance(text, str) and len(text) <= loaded.max_input_chars:
+            loaded.texts.prepare(text)
+
+    def _check_chars(self, text: str, loaded: _Loaded) -> None:
+        """Refuse, before tokenizing, a text too long for the model whatever its tokens (InputTooLong)."""
+        if isinstance(text, str) and len(text) > loaded.max_input_chars:
+            raise InputTooLong(
+                f"the input has {len(text)} characters; this model takes at most {loaded.max_input_chars} "
+                f"(max_source_tokens {loaded.model.max_source_tokens} of at most "
+                f"{loaded.tokenizer.longest_token_chars} characters each"
+                + (", in as many pieces as the queue holds)" if loaded.model.segmentation is not None else ")")
+            )
 
     def submit(
         self,
@@ -223,6 +260,7 @@ class Engine:
         if not self.ready:
             raise ModelNotReady("the model is not loaded yet" if self._loaded is None else "the engine is stopping")
         loaded = self._require_loaded()
+        self._check_chars(text, loaded)
         submit_one = functools.partial(
             self._submit_one, params=params, attention=attention, forced_target=forced_target, stream=stream
         )
@@ -286,7 +324,7 @@ class Engine:
             )
         if params.num_beams > self.batching.max_batch_size:
             raise InvalidInput(f"num_beams must be <= max_batch_size ({self.batching.max_batch_size})")
-        source_ids, _ = loaded.tokenizer.encode(text)
+        source_ids, _ = loaded.encode(text)
         if len(source_ids) > model.max_source_tokens:
             raise InputTooLong(
                 f"the input has {len(source_ids)} tokens with EOS; the limit is {model.max_source_tokens}"

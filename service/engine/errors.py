@@ -50,6 +50,18 @@ class Unauthorized(ServingError):
     error_type = "unauthorized"
 
 
+class UnsupportedMediaType(ServingError):
+    """A request body that is not JSON (the HTTP layer's check; the engine never raises it)."""
+
+    error_type = "unsupported_media_type"
+
+
+class HeadersTooLarge(ServingError):
+    """More header fields than the server takes (the HTTP layer's check; the engine never raises it)."""
+
+    error_type = "headers_too_large"
+
+
 class InferenceFailed(ServingError):
     """An exception inside a batch step; `error_id` is logged with the traceback and sent to the client."""
 
@@ -76,6 +88,8 @@ STATUS_BY_ERROR: dict[type[ServingError], int] = {
     ModelNotReady: 503,
     DeadlineExceeded: 504,
     Unauthorized: 401,
+    UnsupportedMediaType: 415,
+    HeadersTooLarge: 431,
     InferenceFailed: 500,
     ModelLoadError: 503,
     ServingError: 500,

@@ -10,12 +10,13 @@ from __future__ import annotations
 import asyncio
 import functools
 from collections.abc import AsyncIterator, Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from service.engine.edit_guard import EditGuard, RevertedEdit
 from service.engine.errors import InputTooLong, ServingError
 from service.engine.handle import RequestHandle
 from service.engine.segmentation import Piece, SegmentationSpec, Segmented, split_text
+from service.engine.text_cache import TextMemo
 from service.engine.types import GenerationResult, TokenEvent
 
 SubmitOne = Callable[[str], RequestHandle]  # one model call of the request (its params and options bound)
@@ -27,8 +28,41 @@ class TextRules:
 
     guard: EditGuard | None
     segmentation: SegmentationSpec | None
-    encode: Callable[[str], list[int]]  # the model's ids of a text, EOS included
+    encode: Callable[[str], list[int]]  # the model's ids of a text, EOS included (memoized by the engine)
     max_source_tokens: int
+    _plans: TextMemo[Segmented | InputTooLong] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_plans", TextMemo(self._split))  # frozen: set once, here
+
+    def _split(self, text: str) -> Segmented | InputTooLong:
+        if self.segmentation is None:  # only submit's over-the-limit branch splits, and only when it is set
+            raise RuntimeError("this model declares no segmentation")
+        try:
+            return split_text(
+                text, self.segmentation, count_tokens=lambda t: len(self.encode(t)), limit=self.max_source_tokens
+            )
+        except InputTooLong as error:  # remembered too: a second submit must not split it all again
+            return error
+
+    def plan(self, text: str) -> Segmented:
+        """The pieces of `text` (memoized). Raises InputTooLong: one sentence alone is over the limit."""
+        planned = self._plans(text)
+        if isinstance(planned, InputTooLong):
+            raise planned
+        return planned
+
+    def prepare(self, text: str) -> None:
+        """Do `submit`'s text work for `text` now, in any thread: its tokens and, when it is over the limit
+        and the model segments, its pieces and their tokens. A later submit of `text` reuses them."""
+        if len(self.encode(text)) <= self.max_source_tokens or self.segmentation is None:
+            return
+        try:
+            pieces = self.plan(text).pieces
+        except InputTooLong:
+            return
+        for piece in pieces:
+            self.encode(piece.text)
 
     def submit(
         self,
@@ -62,9 +96,7 @@ class TextRules:
                     "Longer inputs are split into sentences, but attention covers one model call: "
                     "ask for the attention of each sentence on its own"
                 ) from None
-            plan = split_text(
-                text, self.segmentation, count_tokens=lambda t: len(self.encode(t)), limit=self.max_source_tokens
-            )
+            plan = self.plan(text)
             handles: list[RequestHandle] = []
             try:
                 for piece in plan.pieces:  # in one event loop turn: the pieces share encoder passes and batches

@@ -60,6 +60,12 @@ class Tokenizer:
             [*[(0, 0)] * len(self.prefix), *offsets, *[end] * len(self.suffix)],
         )
 
+    @property
+    def longest_token_chars(self) -> int:
+        """An upper bound on the characters one id stands for: the longest vocabulary entry (a byte-level
+        entry spells each byte as one character, so it is never shorter than the text it decodes to)."""
+        return max((len(token) for token in self._tok.get_vocab(with_added_tokens=True)), default=1)
+
     def encode_plain(self, text: str) -> list[int]:
         return list(self._tok.encode(text, add_special_tokens=False).ids)
 

@@ -53,6 +53,14 @@ def begin_drain(app: FastAPI) -> None:
     app.state.draining = True
 
 
+async def cut_off(app: FastAPI) -> None:
+    """The grace period is over: the engine fails every request still in flight with ModelNotReady, so each
+    gets the 503 JSON (with Retry-After) from its own route instead of being cancelled into a plain 500."""
+    engine: EngineClient = app.state.engine
+    logger.warning("grace period over: failing the requests still in flight with 503")
+    await engine.stop(drain=False, timeout_s=0.0)
+
+
 def _build_engine(settings: ServiceSettings, metrics: Metrics) -> EngineClient:
     return Engine(
         settings.model_dir,
@@ -139,6 +147,9 @@ def create_app(settings: ServiceSettings, engine: EngineClient | None = None) ->
         # Metrics are Prometheus (/metrics). FastAPI's own OpenTelemetry instrumentation, left on, looks
         # up the global OpenTelemetry providers on every request even when none is configured.
         telemetry={"tracing": False, "metrics": False, "logs": False},
+        # No "/static" -> "/static/" redirects: Starlette builds them as absolute URLs from the client's
+        # Host header, so a forged Host would be echoed back as a redirect target.
+        redirect_slashes=False,
     )
     app.state.settings = settings
     app.state.engine = engine
@@ -149,7 +160,13 @@ def create_app(settings: ServiceSettings, engine: EngineClient | None = None) ->
     app.state.on_fatal = None  # set by __main__ to stop the server when the model cannot load
 
     install_error_handlers(app)
-    app.add_middleware(RequestContextMiddleware, metrics=metrics, max_body_bytes=settings.max_body_bytes)
+    app.add_middleware(
+        RequestContextMiddleware,
+        metrics=metrics,
+        max_body_bytes=settings.max_body_bytes,
+        api_keys=app.state.api_keys,
+        max_headers=settings.server.max_headers,
+    )
     static_dir = settings.static_dir or DEFAULT_STATIC_DIR
     # Without keys there is no check to run: FastAPI solving even an empty dependency costs each request
     # about a tenth of the app's own time.

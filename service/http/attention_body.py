@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from service.engine import GenerationResult, TokenEvent
+from service.engine.errors import InputTooLong
 
 FINISH_REASONS = {"eos": "eos_token", "length": "length", "stop_sequence": "stop_sequence"}
 _KIND_KEYS = (
@@ -20,6 +21,34 @@ _KIND_KEYS = (
     ("cross", "cross_attention"),
 )
 _JSON_DECIMALS = 6  # float32 probabilities: 6 decimals keep the payload small and rows summing to 1 +- 1e-5
+
+
+def attention_cells(result: GenerationResult, *, mean_heads: bool) -> int:
+    """How many probabilities a result's attention lays out (every kind, layer and head kept)."""
+    if result.attention is None:
+        return 0
+    cells = 0
+    for kind, _ in _KIND_KEYS:
+        for array in getattr(result.attention, kind).values():
+            heads, queries, keys = np.shape(array)
+            cells += (1 if mean_heads else heads) * queries * keys
+    return cells
+
+
+def check_attention_budget(results: Sequence[GenerationResult], *, mean_heads: bool, budget: int) -> None:
+    """Refuse a response whose attention is over `budget` cells across all its inputs.
+
+    Raises:
+        InputTooLong: naming the budget (413): a 32-input request with all attention would otherwise
+            be a response of hundreds of megabytes.
+    """
+    cells = sum(attention_cells(result, mean_heads=mean_heads) for result in results)
+    if cells > budget:
+        raise InputTooLong(
+            f"the attention asked for has {cells} values (across inputs, kinds, layers and heads), over the "
+            f"budget of max_attention_cells={budget} (ATENTO_MAX_ATTENTION_CELLS) per request: ask for fewer "
+            "inputs, kinds, layers or heads, or mean_heads"
+        )
 
 
 def source_tokens(text: str, ids: Sequence[int], offsets: Sequence[tuple[int, int]]) -> list[dict[str, Any]]:

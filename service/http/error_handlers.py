@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 import math
 import uuid
+from collections.abc import Sequence
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -24,6 +25,7 @@ from service.engine.errors import (
     Overloaded,
     ServingError,
     Unauthorized,
+    UnsupportedMediaType,
     status_for,
 )
 
@@ -36,8 +38,14 @@ REJECT_REASON_BY_ERROR: dict[type[ServingError], str] = {
     InvalidInput: "invalid",
     Unauthorized: "unauthorized",
     ModelNotReady: "not_ready",
+    UnsupportedMediaType: "invalid",
 }
 CLIENT_CLOSED_REQUEST = 499  # nginx's convention: logged and counted, never seen by the (gone) client
+NOT_READY_RETRY_AFTER_S = 1  # a 503 (loading, draining): another replica, or this one in a moment
+# A 422 names at most this many problems, each at most this long: a body with 100,000 bad items must
+# not come back as a 100,000-part message (pydantic's messages never quote the input itself here).
+_MAX_VALIDATION_PARTS = 5
+_MAX_VALIDATION_PART_CHARS = 200
 
 
 class ClientDisconnected(Exception):
@@ -62,24 +70,38 @@ def count_rejection(request: Request, exc: ServingError) -> None:
         request.app.state.metrics.reject(reason)
 
 
+def error_headers(exc: ServingError) -> dict[str, str]:
+    """Headers that go with an error: Retry-After on 429 and 503, WWW-Authenticate on 401 (RFC 9110)."""
+    if isinstance(exc, Overloaded):
+        retry_after = getattr(exc, "retry_after_s", None) or 1.0
+        return {"Retry-After": str(max(1, math.ceil(float(retry_after))))}
+    if isinstance(exc, ModelNotReady):
+        return {"Retry-After": str(NOT_READY_RETRY_AFTER_S)}
+    if isinstance(exc, Unauthorized):
+        return {"WWW-Authenticate": 'Bearer realm="atento"'}
+    return {}
+
+
 def serving_error_response(request: Request, exc: ServingError) -> JSONResponse:
     """Map a domain error to its JSON response, counting it as a rejection when it is one."""
     status = status_for(exc)
     count_rejection(request, exc)
-    headers = {}
-    if isinstance(exc, Overloaded):
-        retry_after = getattr(exc, "retry_after_s", None) or 1.0
-        headers["Retry-After"] = str(max(1, math.ceil(float(retry_after))))
-    if status >= 500:
+    if status >= 500 and not isinstance(exc, ModelNotReady):  # a drain's 503s are expected, one per request
         logger.warning("request failed: %s", exc, extra={"status": status, "error_type": exc.error_type})
-    return JSONResponse(error_body(exc), status_code=status, headers=headers)
+    return JSONResponse(error_body(exc), status_code=status, headers=error_headers(exc))
 
 
-def _validation_message(exc: RequestValidationError) -> str:
+def validation_message(errors: Sequence[Any]) -> str:
+    """One line naming the first few problems of a body (pydantic's errors), never echoing its input."""
     parts = []
-    for error in exc.errors():
+    for error in errors[:_MAX_VALIDATION_PARTS]:
         location = ".".join(str(p) for p in error.get("loc", ()) if p != "body")
-        parts.append(f"{location}: {error.get('msg', 'invalid')}" if location else str(error.get("msg", "invalid")))
+        part = f"{location}: {error.get('msg', 'invalid')}" if location else str(error.get("msg", "invalid"))
+        if len(part) > _MAX_VALIDATION_PART_CHARS:
+            part = part[:_MAX_VALIDATION_PART_CHARS] + "..."
+        parts.append(part)
+    if len(errors) > _MAX_VALIDATION_PARTS:
+        parts.append(f"and {len(errors) - _MAX_VALIDATION_PARTS} more")
     return "; ".join(parts) or "invalid request"
 
 
@@ -95,7 +117,7 @@ def install_error_handlers(app: FastAPI) -> None:
         if not isinstance(exc, RequestValidationError):
             raise exc
         # Same body, status and rejection count as the engine's InvalidInput.
-        return serving_error_response(request, InvalidInput(_validation_message(exc)))
+        return serving_error_response(request, InvalidInput(validation_message(exc.errors())))
 
     async def on_http_exception(request: Request, exc: Exception) -> Response:
         if not isinstance(exc, StarletteHTTPException):

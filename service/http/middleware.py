@@ -1,10 +1,12 @@
-"""Pure ASGI middleware around every HTTP request: request id, body-size limit, metrics and access log.
+"""Pure ASGI middleware around every HTTP request: request id, API key and content type of POST bodies,
+body-size limit, metrics and access log.
 
 Pure ASGI (not BaseHTTPMiddleware) so that streaming responses and disconnect messages pass through untouched.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import random
@@ -13,14 +15,26 @@ import time
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from service.engine.errors import InputTooLong, status_for
-from service.http.error_handlers import error_body
+from service.engine.errors import (
+    HeadersTooLarge,
+    InputTooLong,
+    ModelNotReady,
+    ServingError,
+    Unauthorized,
+    UnsupportedMediaType,
+    status_for,
+)
+from service.http.auth import key_matches
+from service.http.error_handlers import error_body, error_headers
 from service.http.logs import request_id_var
 from service.http.metrics import Metrics
 
 logger = logging.getLogger("atento.access")
 
+# A client's X-Request-ID is kept (logged, echoed) only when it is short and plain; anything else,
+# and anything that is or holds an API key, is replaced by a fresh id.
 _REQUEST_ID = re.compile(r"^[A-Za-z0-9._:-]{1,64}$")
+_JSON_TYPE = re.compile(r"^application/([a-z0-9.+-]+\+)?json\s*(;|$)")
 _QUIET_ROUTES = frozenset(
     {
         "/metrics",
@@ -44,10 +58,20 @@ def _route_label(scope: Scope) -> str:
 class RequestContextMiddleware:
     """Give each request an id (`X-Request-ID`, echoed back), enforce `max_body_bytes`, time and log it."""
 
-    def __init__(self, app: ASGIApp, *, metrics: Metrics, max_body_bytes: int) -> None:
+    def __init__(
+        self,
+        app: ASGIApp,
+        *,
+        metrics: Metrics,
+        max_body_bytes: int,
+        api_keys: tuple[bytes, ...] = (),
+        max_headers: int | None = None,
+    ) -> None:
         self.app = app
         self.metrics = metrics
         self.max_body_bytes = max_body_bytes
+        self.api_keys = api_keys
+        self.max_headers = max_headers
         # uuid4-sized ids from a generator seeded once from os.urandom: uuid4 makes a system call per
         # request, and the event loop thread is the one that pays for it.
         self._request_ids = random.Random()
@@ -58,30 +82,69 @@ class RequestContextMiddleware:
             return
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
         given = headers.get("x-request-id", "")
-        request_id = given if _REQUEST_ID.match(given) else f"{self._request_ids.getrandbits(128):032x}"
+        if not _REQUEST_ID.match(given) or self._holds_key(given):
+            given = f"{self._request_ids.getrandbits(128):032x}"
+        request_id = given
         token = request_id_var.set(request_id)
-        scope.setdefault("state", {})["request_id"] = request_id
+        state = scope.setdefault("state", {})
+        state["request_id"] = request_id
+        state["started_at"] = time.monotonic()  # request_timeout_s counts from here (service/http/deadline.py)
         started = time.perf_counter()
         status = 500  # if the app raises before answering, the server error middleware answers 500
+        started_response = False
+        streaming = False
+        app_state = getattr(scope.get("app"), "state", None)
 
         async def send_with_id(message: Message) -> None:
-            nonlocal status
+            nonlocal status, started_response, streaming
             if message["type"] == "http.response.start":
                 status = message["status"]
+                started_response = True
                 message.setdefault("headers", [])
-                message["headers"] = [*message["headers"], (b"x-request-id", request_id.encode())]
+                streaming = any(
+                    k == b"content-type" and v.startswith(b"text/event-stream") for k, v in message["headers"]
+                )
+                extra = [(b"x-request-id", request_id.encode()), (b"x-content-type-options", b"nosniff")]
+                if getattr(app_state, "draining", False):
+                    # No keep-alive while draining: an idle connection closed at shutdown could race the
+                    # client's next request on it (which would then get no answer at all).
+                    extra.append((b"connection", b"close"))
+                message["headers"] = [*message["headers"], *extra]
             await send(message)
 
         try:
+            if self.max_headers is not None and len(scope.get("headers", [])) > self.max_headers:
+                await self._refuse(send_with_id, HeadersTooLarge(f"more than {self.max_headers} header fields"))
+                return
+            if scope.get("method") == "POST":
+                # Before the body is read: a client without a key learns nothing from the body's checks,
+                # and nobody makes the server read (or parse) a body it will refuse anyway.
+                refusal = self._refuse_post(headers)
+                if refusal is not None:
+                    await self._refuse(send_with_id, refusal)
+                    return
             inner_receive = await self._limit_body(headers, receive, send_with_id)
             if inner_receive is None:
                 return  # answered 413; send_with_id recorded the status
-            await self.app(scope, inner_receive, send_with_id)
+            try:
+                await self.app(scope, inner_receive, send_with_id)
+            except asyncio.CancelledError:
+                # uvicorn cancels what is still running when its shutdown timeout ends; it would answer a
+                # plain-text 500. Answer as the drain does (503 JSON, Retry-After), or end an event stream
+                # with an error event, and return: the task ends either way, and the client has its answer.
+                if not started_response:
+                    await self._refuse(send_with_id, ModelNotReady("shutting down: the request did not finish in time"))
+                elif streaming:
+                    event = b"data:" + json.dumps(error_body(ModelNotReady("shutting down"))).encode() + b"\n\n"
+                    await send_with_id({"type": "http.response.body", "body": event, "more_body": False})
+                else:
+                    raise
         finally:
             duration = time.perf_counter() - started
             route = _route_label(scope)
             self.metrics.observe_request(route=route, status=status, duration_s=duration)
-            level = logging.DEBUG if route in _QUIET_ROUTES and status < 400 else logging.INFO
+            quiet = (route in _QUIET_ROUTES and status < 400) or status == 429  # a 429 burst must not flood the log
+            level = logging.DEBUG if quiet else logging.INFO
             logger.log(
                 level,
                 "%s %s %d",
@@ -96,6 +159,25 @@ class RequestContextMiddleware:
                 },
             )
             request_id_var.reset(token)
+
+    def _holds_key(self, value: str) -> bool:
+        encoded = value.encode()
+        return key_matches(encoded, self.api_keys) or any(key in encoded for key in self.api_keys if key)
+
+    def _refuse_post(self, headers: dict[str, str]) -> ServingError | None:
+        """The error a POST gets before its body is read: no or a wrong API key (401), not JSON (415)."""
+        if self.api_keys:
+            scheme, _, credential = headers.get("authorization", "").partition(" ")
+            if scheme.lower() != "bearer" or not credential.strip():
+                return Unauthorized("missing API key: send 'Authorization: Bearer <key>'")
+            if not key_matches(credential.strip().encode("utf-8"), self.api_keys):
+                return Unauthorized("invalid API key")
+        content_type = headers.get("content-type", "")
+        if not _JSON_TYPE.match(content_type.strip().lower()):
+            return UnsupportedMediaType(
+                f"request bodies are JSON: send 'Content-Type: application/json', not {content_type[:80]!r}"
+            )
+        return None
 
     async def _limit_body(self, headers: dict[str, str], receive: Receive, send: Send) -> Receive | None:
         """Return the receive callable to use, or None after answering 413 for an oversized body.
@@ -133,10 +215,17 @@ class RequestContextMiddleware:
 
     async def _too_large(self, send: Send) -> int:
         """Answer as the error handler would for InputTooLong (which runs inside, too late for this)."""
-        exc = InputTooLong(f"request body over the limit of {self.max_body_bytes} bytes")
-        self.metrics.reject("too_long")
+        return await self._refuse(send, InputTooLong(f"request body over the limit of {self.max_body_bytes} bytes"))
+
+    async def _refuse(self, send: Send, exc: ServingError) -> int:
+        """Answer as the error handler would (it runs inside, too late for these), closing the connection:
+        the body was not read, so the connection cannot carry another request."""
+        if not isinstance(exc, ModelNotReady):  # a cut-off request is not a rejection
+            reason = {InputTooLong: "too_long", Unauthorized: "unauthorized"}.get(type(exc), "invalid")
+            self.metrics.reject(reason)
         payload = json.dumps(error_body(exc)).encode()
         status = status_for(exc)
+        extra = [(k.lower().encode(), v.encode()) for k, v in error_headers(exc).items()]
         await send(
             {
                 "type": "http.response.start",
@@ -145,6 +234,7 @@ class RequestContextMiddleware:
                     (b"content-type", b"application/json"),
                     (b"content-length", str(len(payload)).encode()),
                     (b"connection", b"close"),
+                    *extra,
                 ],
             }
         )

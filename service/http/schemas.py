@@ -15,6 +15,9 @@ AttentionKind = Literal["encoder", "decoder", "cross"]
 FinishReason = Literal["length", "eos_token", "stop_sequence"]
 
 _EXAMPLE_INPUT = "Tengo 21 años y 3 gatos."
+# The schema's own ceiling on lists (the server's max_batch_inputs is lower): validation stops at the
+# length instead of checking, and then reporting, each of 100,000 items (seconds on the event loop).
+MAX_LIST_INPUTS = 1024
 
 
 def _encodable(value: str) -> str:
@@ -36,7 +39,8 @@ class GenerateParameters(BaseModel):
     huggingface_hub sends by default) and refused with 422 otherwise.
     """
 
-    model_config = ConfigDict(extra="ignore")  # as TGI: unknown parameters are ignored
+    # As TGI: unknown parameters are ignored. Strict: "5" or true is not a max_new_tokens (no coercion).
+    model_config = ConfigDict(extra="ignore", strict=True)
 
     max_new_tokens: int | None = Field(
         None, ge=1, description="Most tokens to generate; default and ceiling from the server's limits."
@@ -114,6 +118,7 @@ class GenerateRequest(BaseModel):
     """Body of POST /generate, POST /generate_stream and POST / (TGI's compat route)."""
 
     model_config = ConfigDict(
+        strict=True,  # "stream": "yes" is an error, not true
         json_schema_extra={
             "examples": [
                 {"inputs": _EXAMPLE_INPUT, "parameters": {"max_new_tokens": 32}},
@@ -124,11 +129,12 @@ class GenerateRequest(BaseModel):
                 {"inputs": [_EXAMPLE_INPUT, "El 1 de mayo."], "parameters": {"max_new_tokens": 32}},
                 {"inputs": _EXAMPLE_INPUT, "parameters": {"max_new_tokens": 32}, "stream": True},
             ]
-        }
+        },
     )
 
     inputs: (
-        Annotated[str, Field(min_length=1)] | Annotated[list[Annotated[str, Field(min_length=1)]], Field(min_length=1)]
+        Annotated[str, Field(min_length=1)]
+        | Annotated[list[Annotated[str, Field(min_length=1)]], Field(min_length=1, max_length=MAX_LIST_INPUTS)]
     ) = Field(description="Source text, or a list of them (the response is then a list).")
     parameters: GenerateParameters = Field(default_factory=GenerateParameters)
     stream: bool = Field(False, description="POST / only: stream Server-Sent Events as /generate_stream does.")
@@ -221,6 +227,7 @@ class AttentionRequest(BaseModel):
 
     model_config = ConfigDict(
         extra="forbid",
+        strict=True,  # layer and head indices are JSON integers, mean_heads a JSON boolean
         json_schema_extra={
             "examples": [
                 {"inputs": _EXAMPLE_INPUT, "target": "Tengo veintiún años y tres gatos."},
@@ -240,10 +247,15 @@ class AttentionRequest(BaseModel):
     kinds: list[AttentionKind] = Field(
         default_factory=lambda: list[AttentionKind](["encoder", "decoder", "cross"]),
         min_length=1,
+        max_length=3,
         description="Which attention to return: encoder self, decoder (masked) self, cross.",
     )
-    layers: list[int] | None = Field(None, min_length=1, description="Layer indices (0-based); null = all.")
-    heads: list[int] | None = Field(None, min_length=1, description="Head indices (0-based); null = all.")
+    layers: list[int] | None = Field(
+        None, min_length=1, max_length=256, description="Layer indices (0-based); null = all."
+    )
+    heads: list[int] | None = Field(
+        None, min_length=1, max_length=256, description="Head indices (0-based); null = all."
+    )
     mean_heads: bool = Field(False, description="Average over the selected heads (heads axis of size 1).")
     format: Literal["json", "base64"] = Field("json", description="base64 float16 for large payloads.")
 

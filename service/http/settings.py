@@ -9,10 +9,52 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import Field, SecretStr, field_validator
+from pydantic import BaseModel, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from service.engine.settings import BatchingSettings, RuntimeSettings
+
+
+class ServerSettings(BaseModel):
+    """The connection limits uvicorn enforces for `python -m service` (ATENTO_SERVER__*, --server.*).
+
+    What uvicorn cannot bound is left to the front end (deploy/nginx): the time to send a request body,
+    and a slow client's reading of the response. docs/http-limits.md lists both sides.
+    """
+
+    http: Literal["h11", "httptools"] = Field(
+        "h11",
+        description="HTTP parser. h11 (default) bounds the request head (header_timeout_s, max_header_bytes); "
+        "httptools parses faster but bounds neither, for a server behind a front end that does.",
+    )
+    header_timeout_s: float = Field(
+        10.0,
+        gt=0,
+        description="A connection is closed when a request head (request line and headers) is not complete this "
+        "many seconds after the connection opened or the head's first byte arrived (slowloris, and connections "
+        "that never send a request). h11 only.",
+    )
+    keep_alive_timeout_s: int = Field(
+        5, ge=1, description="An idle keep-alive connection is closed after this many seconds without a new request."
+    )
+    max_header_bytes: int = Field(
+        65_536,
+        ge=1024,
+        description="Largest request head (request line and headers) in bytes; larger ones get 400 and the "
+        "connection is closed (uvicorn's h11_max_incomplete_event_size). h11 only.",
+    )
+    max_headers: int = Field(
+        100, ge=8, description="Most header fields in a request; more get 431 before any other check."
+    )
+    limit_concurrency: int | None = Field(
+        1000,
+        ge=1,
+        description="Open connections (and requests in progress) beyond which uvicorn answers every new request "
+        "503 at once, health probes included; null = no limit (then the file-descriptor limit is the bound).",
+    )
+    backlog: int = Field(
+        1024, ge=1, description="Connections the kernel queues for accept() before refusing (listen backlog)."
+    )
 
 
 class ServiceSettings(BaseSettings):
@@ -41,13 +83,17 @@ class ServiceSettings(BaseSettings):
     shutdown_grace_s: float = Field(30.0, ge=0)  # SIGTERM: how long in-flight requests may finish
     request_timeout_s: float | None = Field(60.0, gt=0)  # per-request deadline (504); None = none
     max_new_tokens_limit: int = Field(256, ge=1)  # largest max_new_tokens a client may ask for
-    max_batch_inputs: int = Field(32, ge=1)  # largest list of `inputs` in one request
+    max_batch_inputs: int = Field(32, ge=1, le=1024)  # largest list of `inputs` in one request
     max_num_beams: int = Field(8, ge=1)  # largest beam width a client may ask for
+    # Attention values (cells) one response may hold, across its inputs, kinds, layers and heads (413
+    # beyond): the bundled model's largest single /attention is 331,776; 32 inputs of it would be 181 MB of JSON.
+    max_attention_cells: int = Field(1_000_000, ge=1)
     # The model directory's edit guard (docs/model-directory.md); false serves the model's raw output (to measure it).
     edit_guard: bool = True
     static_dir: Path | None = None  # web viewer; None = service/static next to this file
     batching: BatchingSettings = Field(default_factory=BatchingSettings)
     runtime: RuntimeSettings = Field(default_factory=RuntimeSettings)
+    server: ServerSettings = Field(default_factory=ServerSettings)
 
     @field_validator("api_keys", mode="before")
     @classmethod

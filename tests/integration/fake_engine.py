@@ -137,6 +137,9 @@ class FakeEngine:
         offsets = [(i, i + 1) for i in range(len(text))] + [(len(text), len(text))]
         return ids, offsets
 
+    def prepare(self, text: str) -> None:
+        """Nothing to do ahead: the fake tokenizes by listing characters."""
+
     def _notify(self, name: str, *args: Any) -> None:
         getattr(self.observer, name)(*args)
 

@@ -7,16 +7,18 @@ Validates the selection against the model's config, asks the engine to keep only
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from fastapi import APIRouter, Request
-from fastapi.responses import JSONResponse, Response
+from fastapi.responses import Response
 
 from service.engine import AttentionSpec
 from service.engine.errors import InvalidInput
-from service.http.attention_body import attention_body
+from service.http.attention_body import attention_body, check_attention_budget
+from service.http.deadline import engine_timeout_s, render_json, within_deadline
 from service.http.disconnect import results_or_disconnect
-from service.http.routes.generate import ERROR_RESPONSES, generation_params
+from service.http.routes.generate import ERROR_RESPONSES, check_beam_attention, generation_params, prepare_long_inputs
 from service.http.schemas import AttentionRequest, AttentionResponse
 from service.http.state import ready_engine, settings_of
 
@@ -76,6 +78,7 @@ async def attention(request: Request, body: AttentionRequest) -> Response:
     engine = ready_engine(request)
     _check_selection(body, engine.info.config)
     if body.target is None:
+        check_beam_attention(body.parameters)
         params = generation_params(body.parameters, settings_of(request))
     else:
         params = generation_params(body.parameters.model_copy(update={"num_beams": 1}), settings_of(request))
@@ -84,16 +87,26 @@ async def attention(request: Request, body: AttentionRequest) -> Response:
         layers=tuple(body.layers) if body.layers is not None else None,
         heads=tuple(body.heads) if body.heads is not None else None,
     )
-    handle = engine.submit(body.inputs, params, attention=spec, forced_target=body.target, stream=False)
-    [result] = await results_or_disconnect([handle], request.receive)
-    _, offsets = engine.tokenize(body.inputs)
-    return JSONResponse(
-        attention_body(
-            result,
-            source_text=body.inputs,
-            source_offsets=offsets,
-            forced=body.target is not None,
-            mean_heads=body.mean_heads,
-            encoding=body.format,
-        )
-    )
+    settings = settings_of(request)
+    params = replace(params, timeout_s=engine_timeout_s(request, settings))  # one deadline for the whole request
+
+    async def answer() -> bytes:
+        await prepare_long_inputs(engine, [body.inputs])
+        handle = engine.submit(body.inputs, params, attention=spec, forced_target=body.target, stream=False)
+        [result] = await results_or_disconnect([handle], request.receive)
+        check_attention_budget([result], mean_heads=body.mean_heads, budget=settings.max_attention_cells)
+
+        def build() -> dict[str, Any]:
+            _, offsets = engine.tokenize(body.inputs)
+            return attention_body(
+                result,
+                source_text=body.inputs,
+                source_offsets=offsets,
+                forced=body.target is not None,
+                mean_heads=body.mean_heads,
+                encoding=body.format,
+            )
+
+        return await render_json(build, offload=True)  # proportional to the selection: never on the loop
+
+    return Response(await within_deadline(request, settings, answer()), media_type="application/json")

@@ -5,12 +5,14 @@ Translates HTTP bodies to engine calls and back; status codes are left to servic
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import AsyncIterator
+from dataclasses import replace
 from typing import Any
 
 from fastapi import APIRouter, Request
-from fastapi.responses import JSONResponse, Response
+from fastapi.responses import Response
 
 from service.engine import (
     AttentionSpec,
@@ -21,7 +23,8 @@ from service.engine import (
     TokenEvent,
 )
 from service.engine.errors import InputTooLong, InvalidInput, ServingError
-from service.http.attention_body import FINISH_REASONS, attention_body, source_tokens
+from service.http.attention_body import FINISH_REASONS, attention_body, check_attention_budget, source_tokens
+from service.http.deadline import engine_timeout_s, render_json, within_deadline
 from service.http.disconnect import EventStreamResponse, results_or_disconnect
 from service.http.error_handlers import error_body
 from service.http.schemas import (
@@ -134,6 +137,23 @@ def response_body(engine: EngineClient, text: str, p: GenerateParameters, result
     return body
 
 
+# Inputs at least this long are tokenized (and segmented) in a worker thread before they are submitted:
+# a 100,000-character input costs the tokenizer and the segmenter most of a second.
+LONG_INPUT_CHARS = 2_000
+
+
+async def prepare_long_inputs(engine: EngineClient, texts: list[str]) -> None:
+    """Let the engine do its text work for long inputs off the event loop (EngineClient.prepare)."""
+    long = [text for text in texts if len(text) >= LONG_INPUT_CHARS]
+
+    def prepare_all() -> None:
+        for text in long:
+            engine.prepare(text)
+
+    if long:
+        await asyncio.to_thread(prepare_all)
+
+
 def _submit_all(
     engine: EngineClient, texts: list[str], params: GenerationParams, spec: AttentionSpec | None
 ) -> list[GenerationHandle]:
@@ -149,19 +169,47 @@ def _submit_all(
     return handles
 
 
+def check_beam_attention(p: GenerateParameters) -> None:
+    """Refuse attention with beam search: the beam search does not keep the attention of its hypotheses.
+
+    Raises:
+        InvalidInput: num_beams > 1 together with attention (422), rather than a 200 with attention null.
+    """
+    if p.num_beams > 1:
+        raise InvalidInput(
+            "attention is not available with beam search (num_beams > 1): use num_beams 1, or pass the "
+            "beam search's output as the target of POST /attention to see the attention behind it"
+        )
+
+
 async def _generate(request: Request, body: GenerateRequest) -> Response:
     settings = settings_of(request)
     engine = ready_engine(request)
     p = body.parameters
-    params = generation_params(p, settings)
+    params = replace(generation_params(p, settings), timeout_s=engine_timeout_s(request, settings))
     texts = body.inputs if isinstance(body.inputs, list) else [body.inputs]
     if len(texts) > settings.max_batch_inputs:
         raise InputTooLong(f"at most {settings.max_batch_inputs} inputs per request, got {len(texts)}")
+    if p.return_attention:
+        check_beam_attention(p)
     spec = AttentionSpec() if p.return_attention else None
-    handles = _submit_all(engine, texts, params, spec)
-    results = await results_or_disconnect(handles, request.receive)
-    bodies = [response_body(engine, text, p, result) for text, result in zip(texts, results, strict=True)]
-    return JSONResponse(bodies if isinstance(body.inputs, list) else bodies[0])
+
+    async def answer() -> bytes:
+        await prepare_long_inputs(engine, texts)
+        handles = _submit_all(engine, texts, params, spec)
+        results = await results_or_disconnect(handles, request.receive)
+        if p.return_attention:
+            check_attention_budget(results, mean_heads=False, budget=settings.max_attention_cells)
+
+        def build() -> Any:
+            bodies = [response_body(engine, text, p, result) for text, result in zip(texts, results, strict=True)]
+            return bodies if isinstance(body.inputs, list) else bodies[0]
+
+        # Attention, or per-token details of many inputs, is work proportional to the response: off the loop.
+        return await render_json(build, offload=p.return_attention or (p.details and len(texts) > 1))
+
+    payload = await within_deadline(request, settings, answer())
+    return Response(payload, media_type="application/json")
 
 
 def _sse(payload: dict[str, Any]) -> bytes:
@@ -220,7 +268,8 @@ async def _generate_stream(request: Request, body: GenerateRequest) -> Response:
         raise InvalidInput("streaming takes a single input, not a list")
     if body.parameters.return_attention:
         raise InvalidInput("return_attention is not available when streaming; use POST /attention")
-    params = generation_params(body.parameters, settings)
+    params = replace(generation_params(body.parameters, settings), timeout_s=engine_timeout_s(request, settings))
+    await prepare_long_inputs(engine, [body.inputs])
     handle = engine.submit(body.inputs, params)
     return EventStreamResponse(
         _stream_events(handle, body.inputs, body.parameters),

@@ -10,10 +10,10 @@ from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, Response
 
 from service.engine.errors import ModelNotReady, status_for
-from service.http.error_handlers import error_body
+from service.http.error_handlers import error_body, error_headers
 from service.http.metrics import CONTENT_TYPE_LATEST
 from service.http.schemas import ErrorResponse, HealthStatus
-from service.http.state import engine_of, metrics_of
+from service.http.state import engine_of, metrics_of, settings_of
 
 router = APIRouter(tags=["health"])
 
@@ -30,12 +30,21 @@ def _readiness(request: Request) -> ModelNotReady | None:
     return None
 
 
+def _busy(request: Request) -> bool:
+    """The queue is full: new requests get 429 until it drains. A lock-guarded read of two counters,
+    never a wait behind the engine's step."""
+    stats = engine_of(request).stats()
+    return stats.queue_depth >= settings_of(request).batching.max_queue
+
+
 def _ready_response(request: Request) -> Response:
     problem = _readiness(request)
     if problem is None:
-        return JSONResponse({"status": "ready"})
+        # Busy is still ready (200): taking a saturated replica out of rotation would only move its load
+        # to the others; the body says so for people and for balancers that read it.
+        return JSONResponse({"status": "busy" if _busy(request) else "ready"})
     # A probe answering "not ready" is not a rejected request: no atento_requests_rejected_total here.
-    return JSONResponse(error_body(problem), status_code=status_for(problem))
+    return JSONResponse(error_body(problem), status_code=status_for(problem), headers=error_headers(problem))
 
 
 @router.get("/health", responses=_NOT_READY, response_model=HealthStatus, summary="TGI's health: 200 once ready")
@@ -53,6 +62,9 @@ async def live() -> Response:
     responses=_NOT_READY,
     response_model=HealthStatus,
     summary="Readiness: model loaded and warmed up, not shutting down",
+    description='200 `{"status": "ready"}`, or `{"status": "busy"}` while the queue is full (new requests get '
+    "429 until it drains: still ready, so that a saturated replica stays in rotation); 503 with the error body "
+    "and Retry-After while the model loads or the server drains.",
 )
 async def ready(request: Request) -> Response:
     return _ready_response(request)
@@ -68,7 +80,7 @@ async def v2_ready(request: Request) -> Response:
     problem = _readiness(request)
     if problem is None:
         return JSONResponse({"ready": True})
-    return JSONResponse(error_body(problem), status_code=status_for(problem))
+    return JSONResponse(error_body(problem), status_code=status_for(problem), headers=error_headers(problem))
 
 
 @router.get(
@@ -82,7 +94,7 @@ async def v2_model_ready(request: Request, name: str) -> Response:
         return JSONResponse({"error": f"unknown model {name!r}", "error_type": "not_found"}, status_code=404)
     if problem is None:
         return JSONResponse({"name": name, "ready": True})
-    return JSONResponse(error_body(problem), status_code=status_for(problem))
+    return JSONResponse(error_body(problem), status_code=status_for(problem), headers=error_headers(problem))
 
 
 @router.get(

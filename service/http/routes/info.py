@@ -19,6 +19,16 @@ from service.http.settings import ServiceSettings
 from service.http.state import engine_of, settings_of
 
 DEFAULT_STATIC_DIR = Path(__file__).resolve().parents[2] / "static"  # service/static
+# The viewer holds an API-key field: it runs only its own scripts, talks only to this origin and is
+# never framed (clickjacking). Its scripts and styles are files under /static (no inline code).
+VIEWER_HEADERS = {
+    "Content-Security-Policy": (
+        "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
+        "object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+    ),
+    "X-Frame-Options": "DENY",
+    "Referrer-Policy": "no-referrer",
+}
 
 
 def _atento_version() -> str:
@@ -83,13 +93,13 @@ def build_viewer_router(static_dir: Path) -> APIRouter:
     @router.get("/")
     async def root() -> Response:
         if index.is_file():
-            return FileResponse(index, media_type="text/html")
+            return FileResponse(index, media_type="text/html", headers=VIEWER_HEADERS)
         return RedirectResponse("/docs")
 
     @router.get("/viewer")
     async def viewer() -> Response:
         if index.is_file():
-            return FileResponse(index, media_type="text/html")
+            return FileResponse(index, media_type="text/html", headers=VIEWER_HEADERS)
         return JSONResponse(
             {"error": "no viewer installed (service/static/index.html)", "error_type": "not_found"},
             status_code=404,

@@ -23,6 +23,8 @@ def test_status_table() -> None:
         "ModelNotReady": 503,
         "DeadlineExceeded": 504,
         "Unauthorized": 401,
+        "UnsupportedMediaType": 415,
+        "HeadersTooLarge": 431,
         "InferenceFailed": 500,
         "ModelLoadError": 503,
         "ServingError": 500,

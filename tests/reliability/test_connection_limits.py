@@ -1,0 +1,159 @@
+"""Issue 20: the connection limits `python -m service` enforces itself (ATENTO_SERVER__*, service/http/connections.py),
+against a real subprocess on 127.0.0.1: idle and half-sent connections closed, oversized heads refused
+without the memory they would cost, a fast 503 beyond limit_concurrency. Each test prints what it measured.
+What uvicorn cannot bound (a slow body, a slow reader) is the front end's (deploy/nginx, tests/deploy).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.servers import wait_process_ready
+
+pytestmark = pytest.mark.slow
+ROOT = Path(__file__).parents[2]
+BUNDLED = ROOT / "models" / "normalize" / "1"
+log = logging.getLogger(__name__)  # the figures each test measured: pytest -o log_cli=true --log-cli-level=INFO
+
+
+@contextmanager
+def _service(tmp_path: Path, *flags: str) -> Iterator[tuple[subprocess.Popen[str], str]]:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    log = (tmp_path / "service.log").open("w")  # a file, not a pipe: a full pipe would stall the server
+    args = ["--model-dir", str(BUNDLED), "--port", str(port), "--runtime.intra-op-threads", "1", *flags]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "service", *args], cwd=ROOT, env=env, stderr=log, stdout=log, text=True
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_process_ready(proc, url, timeout_s=120)
+        yield proc, url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        log.close()
+
+
+def _connect(url: str) -> socket.socket:
+    host, port = url.removeprefix("http://").split(":")
+    return socket.create_connection((host, int(port)), timeout=10)
+
+
+def _closed_after(sock: socket.socket, *, trickle: bytes = b"", limit_s: float = 10.0) -> float:
+    """Seconds until the server closes `sock`, sending `trickle` every 0.2 s meanwhile (bounded)."""
+    started = time.monotonic()
+    sock.settimeout(0.2)
+    while time.monotonic() - started < limit_s:
+        try:
+            if trickle:
+                sock.sendall(trickle)
+            if sock.recv(65536) == b"":
+                return time.monotonic() - started
+        except TimeoutError:
+            continue
+        except OSError:  # reset or broken pipe: closed
+            return time.monotonic() - started
+    raise AssertionError(f"still open after {limit_s}s")
+
+
+def _rss_mb(proc: subprocess.Popen[str]) -> float:
+    for line in Path(f"/proc/{proc.pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    raise AssertionError("no VmRSS")
+
+
+def _send_head(url: str, head: bytes) -> tuple[str, float]:
+    """Send a request head, return (the status line or what happened, seconds)."""
+    started = time.monotonic()
+    sock = _connect(url)
+    try:
+        try:
+            sock.sendall(head)
+        except OSError as error:  # the server stopped reading and closed: the head was refused
+            return f"closed while sending ({type(error).__name__})", time.monotonic() - started
+        sock.settimeout(10)
+        try:
+            answer = sock.recv(65536)
+        except OSError as error:
+            return f"closed ({type(error).__name__})", time.monotonic() - started
+        return answer.split(b"\r\n", 1)[0].decode() or "closed", time.monotonic() - started
+    finally:
+        sock.close()
+
+
+def test_idle_and_half_sent_connections_are_closed(tmp_path: Path) -> None:
+    with _service(tmp_path, "--server.header-timeout-s", "1", "--server.keep-alive-timeout-s", "1") as (_, url):
+        idle = _closed_after(_connect(url))
+        slow = _connect(url)
+        slow.sendall(b"GET /health/live HTTP/1.1\r\nHost: a\r\n")
+        slowloris = _closed_after(slow, trickle=b"X-A: b\r\n")
+        keep_alive = _connect(url)
+        keep_alive.sendall(b"GET /health/live HTTP/1.1\r\nHost: a\r\n\r\n")
+        keep_alive.settimeout(10)
+        assert keep_alive.recv(65536).startswith(b"HTTP/1.1 200")
+        after_response = _closed_after(keep_alive)
+        log.info(f"closed after: idle {idle:.2f}s, slowloris {slowloris:.2f}s, idle keep-alive {after_response:.2f}s")
+        assert 0.5 < idle < 3 and 0.5 < slowloris < 3 and 0.5 < after_response < 3
+        assert httpx.get(f"{url}/health/live").status_code == 200
+
+
+def test_oversized_heads_are_refused_without_their_memory(tmp_path: Path) -> None:
+    with _service(tmp_path) as (proc, url):  # the defaults: 64 KiB heads, 100 header fields
+        before = _rss_mb(proc)
+        big_value = b"GET /health/live HTTP/1.1\r\nHost: a\r\nX-Big: " + b"a" * 20_000_000 + b"\r\n\r\n"
+        many = (
+            b"GET /health/live HTTP/1.1\r\nHost: a\r\n" + b"".join(b"X-%d: v\r\n" % i for i in range(100_000)) + b"\r\n"
+        )
+        fields = (
+            b"GET /health/live HTTP/1.1\r\nHost: a\r\n" + b"".join(b"X-%d: v\r\n" % i for i in range(150)) + b"\r\n"
+        )
+        results = {
+            name: _send_head(url, head)
+            for name, head in (("20 MB header", big_value), ("100,000 headers", many), ("150 headers", fields))
+        }
+        after = _rss_mb(proc)
+        for name, (answer, took) in results.items():
+            log.info(f"{name}: {answer!r} in {took:.2f}s")
+        log.info(f"server RSS {before:.0f} MB -> {after:.0f} MB")
+        assert not results["20 MB header"][0].startswith("HTTP/1.1 2")
+        assert not results["100,000 headers"][0].startswith("HTTP/1.1 2")
+        assert results["150 headers"][0].startswith("HTTP/1.1 431")
+        assert after - before < 50, f"RSS grew {after - before:.0f} MB"
+        assert httpx.get(f"{url}/health/live").status_code == 200
+
+
+def test_connections_beyond_the_limit_get_a_fast_503(tmp_path: Path) -> None:
+    with _service(tmp_path, "--server.limit-concurrency", "20", "--server.header-timeout-s", "30") as (_, url):
+        held = [_connect(url) for _ in range(20)]
+        try:
+            time.sleep(0.3)  # let the server accept them all
+            started = time.monotonic()
+            refused = httpx.get(f"{url}/health/live", timeout=10)
+            took = time.monotonic() - started
+            log.info(f"21st connection: {refused.status_code} in {took * 1000:.0f} ms")
+            assert refused.status_code == 503 and took < 1.0
+        finally:
+            for sock in held:
+                sock.close()
+        deadline = time.monotonic() + 10
+        while httpx.get(f"{url}/health/live").status_code != 200:
+            assert time.monotonic() < deadline, "never answered again after the connections closed"
+            time.sleep(0.1)
