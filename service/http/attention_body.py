@@ -6,7 +6,7 @@ Pure numpy and plain dicts (no HTTP, no engine calls); used by the attention and
 from __future__ import annotations
 
 import base64
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -35,6 +35,49 @@ def attention_cells(result: GenerationResult, *, mean_heads: bool) -> int:
     return cells
 
 
+def attention_floor(
+    source_lengths: Sequence[int], *, layers: Mapping[str, int], heads: int, target_length: int = 1
+) -> int:
+    """The fewest values the attention of these inputs can hold, known before any decoding: each input's
+    encoder self-attention exactly (S x S), its decoder and cross attention with `target_length` positions.
+
+    Args:
+        source_lengths: each input's tokens (EOS included).
+        layers: per kind asked for ("encoder", "decoder", "cross"), how many layers are selected.
+        heads: heads per layer in the response (1 with mean_heads).
+        target_length: decoder positions at least (1 when generating; the forced target's otherwise).
+    """
+    total = 0
+    for s in source_lengths:
+        sizes = {"encoder": s * s, "decoder": target_length * target_length, "cross": target_length * s}
+        total += heads * sum(count * sizes[kind] for kind, count in layers.items())
+    return total
+
+
+_LAYER_COUNT_KEYS = {"encoder": "n_encoder_layers", "decoder": "n_decoder_layers", "cross": "n_decoder_layers"}
+
+
+def selected_counts(
+    config: Mapping[str, Any],
+    *,
+    kinds: Sequence[str],
+    layers: Sequence[int] | None,
+    heads: Sequence[int] | None,
+    mean_heads: bool,
+) -> tuple[dict[str, int], int] | None:
+    """(layers per kind, heads) that a selection keeps of a model's config; None when the config does not say."""
+    n_heads = config.get("n_heads")
+    counts: dict[str, int] = {}
+    for kind in dict.fromkeys(kinds):
+        n_layers = config.get(_LAYER_COUNT_KEYS[kind])
+        if not isinstance(n_layers, int):
+            return None
+        counts[kind] = len(layers) if layers is not None else n_layers
+    if heads is None and not isinstance(n_heads, int):
+        return None
+    return counts, 1 if mean_heads else len(heads) if heads is not None else int(n_heads or 0)
+
+
 def check_attention_budget(results: Sequence[GenerationResult], *, mean_heads: bool, budget: int) -> None:
     """Refuse a response whose attention is over `budget` cells across all its inputs.
 
@@ -42,7 +85,11 @@ def check_attention_budget(results: Sequence[GenerationResult], *, mean_heads: b
         InputTooLong: naming the budget (413): a 32-input request with all attention would otherwise
             be a response of hundreds of megabytes.
     """
-    cells = sum(attention_cells(result, mean_heads=mean_heads) for result in results)
+    check_attention_cells(sum(attention_cells(result, mean_heads=mean_heads) for result in results), budget=budget)
+
+
+def check_attention_cells(cells: int, *, budget: int) -> None:
+    """Raise InputTooLong (413, naming the budget) when `cells` values are over `budget`."""
     if cells > budget:
         raise InputTooLong(
             f"the attention asked for has {cells} values (across inputs, kinds, layers and heads), over the "

@@ -14,9 +14,14 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from service.http.settings import ServerSettings
 
+# Probes and scrapes answer whatever limit_concurrency says: a replica held at its connection limit is
+# busy, not dead, and a liveness probe refused 503 would get it restarted (issue 20).
+_EXEMPT_REQUEST_LINES = (b"GET /health", b"GET /v2/health/", b"GET /metrics ", b"GET /metrics?")
+
 
 class HeadTimeoutH11Protocol(H11Protocol):
-    """H11Protocol that closes a connection whose request head is not complete within `header_timeout_s`."""
+    """H11Protocol that closes a connection whose request head is not complete within `header_timeout_s`,
+    and lets health probes and metrics scrapes past limit_concurrency."""
 
     header_timeout_s = 10.0  # set per server by bounded_h11
 
@@ -24,9 +29,13 @@ class HeadTimeoutH11Protocol(H11Protocol):
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]  # as uvicorn's
         super().connection_made(transport)
+        self._limit = self.limit_concurrency
         self._watch_head()
 
     def data_received(self, data: bytes) -> None:
+        # uvicorn checks limit_concurrency when this data completes a request head; the request line is
+        # at the start of the data that begins a request.
+        self.limit_concurrency = None if data.startswith(_EXEMPT_REQUEST_LINES) else self._limit
         super().data_received(data)
         self._watch_head()
 

@@ -199,8 +199,11 @@ def test_attention_over_its_budget_is_413_naming_it(fake_server):
     s = fake_server(max_attention_cells=2_000)
     body = _error(httpx.post(f"{s.url}/attention", json={"inputs": "abcdefghij" * 2}), 413, "input_too_long")
     assert "max_attention_cells=2000" in body["error"] and "ATENTO_MAX_ATTENTION_CELLS" in body["error"]
+    # Eight inputs' encoder attention alone is over the budget: refused before any generation.
+    finished = len(s.engine.finished)
     many = {"inputs": ["abcdefghij"] * 8, "parameters": {"return_attention": True}}
     _error(httpx.post(f"{s.url}/generate", json=many), 413, "input_too_long")
+    assert len(s.engine.finished) == finished and not s.engine.in_flight
     small = {"inputs": "abc", "kinds": ["cross"], "layers": [0], "mean_heads": True}
     assert httpx.post(f"{s.url}/attention", json=small).status_code == 200
 

@@ -146,14 +146,16 @@ def test_connections_beyond_the_limit_get_a_fast_503(tmp_path: Path) -> None:
         try:
             time.sleep(0.3)  # let the server accept them all
             started = time.monotonic()
-            refused = httpx.get(f"{url}/health/live", timeout=10)
+            refused = httpx.post(f"{url}/generate", json={"inputs": "tres gatos"}, timeout=10)
             took = time.monotonic() - started
-            log.info(f"21st connection: {refused.status_code} in {took * 1000:.0f} ms")
+            probes = [httpx.get(f"{url}{path}", timeout=10).status_code for path in ("/health/live", "/health/ready")]
+            log.info(f"21st connection: {refused.status_code} in {took * 1000:.0f} ms; probes {probes}")
             assert refused.status_code == 503 and took < 1.0
+            assert probes == [200, 200]  # probes are exempt: a full server is busy, not dead
         finally:
             for sock in held:
                 sock.close()
         deadline = time.monotonic() + 10
-        while httpx.get(f"{url}/health/live").status_code != 200:
+        while httpx.post(f"{url}/generate", json={"inputs": "tres gatos"}, timeout=10).status_code != 200:
             assert time.monotonic() < deadline, "never answered again after the connections closed"
             time.sleep(0.1)

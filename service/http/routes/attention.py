@@ -18,7 +18,13 @@ from service.engine.errors import InvalidInput
 from service.http.attention_body import attention_body, check_attention_budget
 from service.http.deadline import engine_timeout_s, render_json, within_deadline
 from service.http.disconnect import results_or_disconnect
-from service.http.routes.generate import ERROR_RESPONSES, check_beam_attention, generation_params, prepare_long_inputs
+from service.http.routes.generate import (
+    ERROR_RESPONSES,
+    check_attention_floor,
+    check_beam_attention,
+    generation_params,
+    prepare_long_inputs,
+)
 from service.http.schemas import AttentionRequest, AttentionResponse
 from service.http.state import ready_engine, settings_of
 
@@ -92,6 +98,15 @@ async def attention(request: Request, body: AttentionRequest) -> Response:
 
     async def answer() -> bytes:
         await prepare_long_inputs(engine, [body.inputs])
+        check_attention_floor(
+            engine,
+            [body.inputs],
+            budget=settings.max_attention_cells,
+            kinds=body.kinds,
+            layers=body.layers,
+            heads=body.heads,
+            mean_heads=body.mean_heads,
+        )
         handle = engine.submit(body.inputs, params, attention=spec, forced_target=body.target, stream=False)
         [result] = await results_or_disconnect([handle], request.receive)
         check_attention_budget([result], mean_heads=body.mean_heads, budget=settings.max_attention_cells)

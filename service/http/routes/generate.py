@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -23,7 +23,15 @@ from service.engine import (
     TokenEvent,
 )
 from service.engine.errors import InputTooLong, InvalidInput, ServingError
-from service.http.attention_body import FINISH_REASONS, attention_body, check_attention_budget, source_tokens
+from service.http.attention_body import (
+    FINISH_REASONS,
+    attention_body,
+    attention_floor,
+    check_attention_budget,
+    check_attention_cells,
+    selected_counts,
+    source_tokens,
+)
 from service.http.deadline import engine_timeout_s, render_json, within_deadline
 from service.http.disconnect import EventStreamResponse, results_or_disconnect
 from service.http.error_handlers import error_body
@@ -154,6 +162,30 @@ async def prepare_long_inputs(engine: EngineClient, texts: list[str]) -> None:
         await asyncio.to_thread(prepare_all)
 
 
+def check_attention_floor(
+    engine: EngineClient,
+    texts: list[str],
+    *,
+    budget: int,
+    kinds: Sequence[str] = ("encoder", "decoder", "cross"),
+    layers: Sequence[int] | None = None,
+    heads: Sequence[int] | None = None,
+    mean_heads: bool = False,
+    target_length: int = 1,
+) -> None:
+    """Refuse up front (413, before any decoding) attention that cannot fit the budget whatever is generated.
+
+    Raises:
+        InputTooLong: the encoder attention alone (plus one decoder position) is over `budget`.
+    """
+    counts = selected_counts(engine.info.config, kinds=kinds, layers=layers, heads=heads, mean_heads=mean_heads)
+    if counts is None:
+        return  # a config without layer and head counts: only the check on the result applies
+    lengths = [len(engine.tokenize(text)[0]) for text in texts]  # long ones are memoized by prepare
+    floor = attention_floor(lengths, layers=counts[0], heads=counts[1], target_length=target_length)
+    check_attention_cells(floor, budget=budget)
+
+
 def _submit_all(
     engine: EngineClient, texts: list[str], params: GenerationParams, spec: AttentionSpec | None
 ) -> list[GenerationHandle]:
@@ -196,6 +228,8 @@ async def _generate(request: Request, body: GenerateRequest) -> Response:
 
     async def answer() -> bytes:
         await prepare_long_inputs(engine, texts)
+        if p.return_attention:
+            check_attention_floor(engine, texts, budget=settings.max_attention_cells)
         handles = _submit_all(engine, texts, params, spec)
         results = await results_or_disconnect(handles, request.receive)
         if p.return_attention:
