@@ -3,9 +3,9 @@
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
-ATENTO_HOST ?= 127.0.0.1
-ATENTO_PORT ?= 8000
-MODEL_DIR ?= models/normalize/1
+# `make serve` passes the service nothing its ATENTO_* settings can set (ATENTO_MODEL_DIR, ATENTO_PORT, ...
+# win; their defaults live in service/http/settings.py), except MODEL_DIR given on make's command line.
+MODEL_DIR ?= $(or $(ATENTO_MODEL_DIR),models/normalize/1)
 CHECKPOINT ?= runs/normalize
 
 # The recipe of the bundled model (models/normalize/1); `make train` reproduces it.
@@ -37,7 +37,7 @@ $(VENV)/.dev-installed: pyproject.toml | $(PY)
 	touch $@ $(VENV)/.service-installed
 
 serve: $(VENV)/.service-installed
-	ATENTO_HOST=$(ATENTO_HOST) ATENTO_PORT=$(ATENTO_PORT) $(PY) -m service --model-dir $(MODEL_DIR)
+	$(PY) -m service $(if $(filter command line,$(origin MODEL_DIR)),--model-dir $(MODEL_DIR))
 
 test: $(VENV)/.dev-installed
 	@if [ "$$(id -u)" = 0 ]; then bash deploy/install-apt.sh; \
