@@ -20,7 +20,14 @@ _SECRET = re.compile(
     r"(?i)(bearer\s+|api[_-]?keys?[\"']?\s*[=:]\s*[\"']?|authorization[\"']?\s*[=:]\s*[\"']?)"
     r"([^\s,\"'}]+)"
 )
-_STANDARD_ATTRS = frozenset(vars(logging.makeLogRecord({})).keys()) | {"message", "asctime", "request_id"}
+# Attributes of a record that are not `extra=` fields to write. uvicorn's records carry `color_message`, the
+# message again with terminal escape codes.
+_STANDARD_ATTRS = frozenset(vars(logging.makeLogRecord({})).keys()) | {
+    "message",
+    "asctime",
+    "request_id",
+    "color_message",
+}
 
 
 def redact(text: str, secrets: tuple[bytes, ...] = ()) -> str:
