@@ -226,13 +226,27 @@ def session_options(runtime: RuntimeSettings, *, allow_spinning: bool) -> ort.Se
     return options
 
 
+_DEVICES = ("auto", "cpu", "cuda")
+_CUDA = "CUDAExecutionProvider"
+
+
 def pick_providers(device: str) -> list[str]:
-    """CUDA when asked for ("cuda"/"auto") and onnxruntime-gpu sees a GPU; the CPU provider otherwise."""
+    """The execution providers for `device`: "cuda" must get CUDA, "auto" takes it when onnxruntime has it.
+
+    Raises:
+        ModelLoadError: `device` is not auto, cpu or cuda; or it is cuda and this onnxruntime has no
+            CUDAExecutionProvider (an explicit device that cannot be honoured is not silently CPU).
+    """
+    if device not in _DEVICES:
+        raise ModelLoadError(f"ATENTO_DEVICE={device!r} is not one of {', '.join(_DEVICES)}")
     available = ort.get_available_providers()
-    if device in ("cuda", "auto") and "CUDAExecutionProvider" in available:
-        return ["CUDAExecutionProvider", "CPUExecutionProvider"]
+    if device != "cpu" and _CUDA in available:
+        return [_CUDA, "CPUExecutionProvider"]
     if device == "cuda":
-        logger.warning("device=cuda but onnxruntime has no CUDAExecutionProvider (%s); using CPU", available)
+        raise ModelLoadError(
+            f"ATENTO_DEVICE=cuda but onnxruntime has no {_CUDA} (installed: onnxruntime {ort.__version__}, "
+            f"{ort.get_device()} build, providers {', '.join(available)}); install onnxruntime-gpu, or use auto or cpu"
+        )
     return ["CPUExecutionProvider"]
 
 
@@ -242,9 +256,16 @@ class OnnxRunner:
     def __init__(self, model: ModelFiles, *, runtime: RuntimeSettings, device: str = "cpu") -> None:
         providers = pick_providers(device)
         self.model = model
-        self.provider = providers[0]
         self._encoder = self._session(model.encoder, runtime, providers, runtime.allow_spinning)
         self._decoder = self._session(model.decoder, runtime, providers, runtime.decoder_allow_spinning)
+        # onnxruntime falls back to CPU when the CUDA provider is listed but cannot start (no GPU, driver or
+        # CUDA libraries): what the sessions really got, not what was asked for.
+        self.provider = self._encoder.get_providers()[0]
+        if device == "cuda" and {self.provider, self._decoder.get_providers()[0]} != {_CUDA}:
+            raise ModelLoadError(
+                f"ATENTO_DEVICE=cuda but onnxruntime could not start {_CUDA} (no GPU, driver or CUDA libraries: "
+                "onnxruntime's log above says which); use auto or cpu"
+            )
         for role, session, path in (
             ("encoder", self._encoder, model.encoder),
             ("decoder", self._decoder, model.decoder),
