@@ -36,11 +36,14 @@ class GenerateParameters(BaseModel):
     """TGI's `parameters`, plus atento's `num_beams`, `length_penalty` and `return_attention`.
 
     TGI fields atento does not implement are accepted at their neutral value (what
-    huggingface_hub sends by default) and refused with 422 otherwise.
+    huggingface_hub sends by default; a debug log names them) and refused with 422 otherwise. Any other
+    key is a 422 naming it: a misspelt `max_tokens` or `num_beam` must not be dropped silently.
     """
 
-    # As TGI: unknown parameters are ignored. Strict: "5" or true is not a max_new_tokens (no coercion).
-    model_config = ConfigDict(extra="ignore", strict=True)
+    # Every key a client may send is a field here (TGI's GenerateParameters, which huggingface_hub's
+    # InferenceClient.text_generation sends in full, and atento's own). Strict: "5" or true is not a
+    # max_new_tokens (no coercion).
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     max_new_tokens: int | None = Field(
         None, ge=1, description="Most tokens to generate; default and ceiling from the server's limits."
@@ -92,6 +95,10 @@ class GenerateParameters(BaseModel):
             raise ValueError("stop sequences must be non-empty strings")
         return value
 
+    def ignored(self) -> list[str]:
+        """Return the names of TGI parameters atento does not implement that the client sent (neutral values)."""
+        return sorted(self.model_fields_set & _NOT_IMPLEMENTED)
+
     def unsupported(self) -> list[str]:
         """Return the names of TGI parameters set to something atento cannot honour."""
         bad = []
@@ -112,6 +119,12 @@ class GenerateParameters(BaseModel):
         if self.adapter_id is not None:
             bad.append("adapter_id")
         return bad
+
+
+# TGI's parameters that GenerateParameters accepts only at their neutral value (see unsupported()).
+_NOT_IMPLEMENTED = frozenset(
+    {"best_of", "typical_p", "frequency_penalty", "truncate", "watermark", "top_n_tokens", "grammar", "adapter_id"}
+)
 
 
 class GenerateRequest(BaseModel):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import time
 
 import httpx
@@ -84,6 +85,18 @@ def test_inference_client_unmodified(fake_server):
     assert "".join(client.text_generation("abc", max_new_tokens=10, stream=True)).startswith("ABC")
     chunks = list(client.text_generation("abc", max_new_tokens=10, stream=True, details=True))
     assert chunks[-1].generated_text == "ABC" and chunks[-1].details.generated_tokens == 4
+
+
+def test_unknown_parameter_is_a_422_naming_it_and_unimplemented_tgi_ones_are_logged(fake_server, caplog):
+    s = fake_server()
+    r = httpx.post(f"{s.url}/generate", json={"inputs": "abc", "parameters": {"max_new_tokens": 5, "max_tokens": 5}})
+    assert r.status_code == 422, r.text
+    assert r.json()["error"] == "parameters.max_tokens: Extra inputs are not permitted"
+    caplog.set_level(logging.DEBUG, logger="atento.http")
+    neutral = {"max_new_tokens": 5, "best_of": None, "watermark": False, "top_n_tokens": None}
+    r = httpx.post(f"{s.url}/generate", json={"inputs": "abc", "parameters": neutral})
+    assert r.status_code == 200, r.text
+    assert "ignored TGI parameters atento does not implement: best_of, top_n_tokens, watermark" in caplog.messages
 
 
 def test_stream_error_after_start_is_an_event(fake_server):

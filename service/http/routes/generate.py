@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import replace
 from typing import Any
@@ -45,6 +46,7 @@ from service.http.schemas import (
 from service.http.settings import ServiceSettings
 from service.http.state import ready_engine, settings_of
 
+logger = logging.getLogger("atento.http")
 router = APIRouter(tags=["generate"])  # service/http/app.py adds the API-key check when keys are set
 
 ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
@@ -80,6 +82,8 @@ def generation_params(p: GenerateParameters, settings: ServiceSettings) -> Gener
     unsupported = p.unsupported()
     if unsupported:
         raise InvalidInput(f"unsupported parameters: {', '.join(unsupported)}")
+    if ignored := p.ignored():
+        logger.debug("ignored TGI parameters atento does not implement: %s", ", ".join(ignored))
     max_new = p.max_new_tokens if p.max_new_tokens is not None else settings.max_new_tokens_limit
     if max_new > settings.max_new_tokens_limit:
         raise InvalidInput(f"max_new_tokens must be <= {settings.max_new_tokens_limit}, got {max_new}")

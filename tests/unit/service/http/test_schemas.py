@@ -26,6 +26,54 @@ def test_huggingface_hub_payload_is_accepted():
     assert request.parameters.unsupported() == []
 
 
+# Every key of TGI's GenerateParameters (and of InferenceClient.text_generation's payload) at its neutral value.
+TGI_NEUTRAL_PARAMETERS = {
+    "adapter_id": None,
+    "best_of": None,
+    "decoder_input_details": False,
+    "details": False,
+    "do_sample": False,
+    "frequency_penalty": None,
+    "grammar": None,
+    "max_new_tokens": 20,
+    "repetition_penalty": None,
+    "return_full_text": False,
+    "seed": None,
+    "stop": [],
+    "temperature": None,
+    "top_k": None,
+    "top_n_tokens": None,
+    "top_p": None,
+    "truncate": None,
+    "typical_p": None,
+    "watermark": False,
+}
+
+
+def test_every_tgi_parameter_is_accepted_and_the_unimplemented_are_named_as_ignored():
+    params = GenerateParameters.model_validate(TGI_NEUTRAL_PARAMETERS)
+    assert params.unsupported() == []
+    assert params.ignored() == [
+        "adapter_id",
+        "best_of",
+        "frequency_penalty",
+        "grammar",
+        "top_n_tokens",
+        "truncate",
+        "typical_p",
+        "watermark",
+    ]
+    assert GenerateParameters.model_validate({"max_new_tokens": 5}).ignored() == []
+
+
+@pytest.mark.parametrize("key", ["max_tokens", "num_beam", "stop_sequence", "colour"])
+def test_unknown_parameters_are_refused_naming_the_key(key):
+    with pytest.raises(ValidationError) as error:
+        GenerateRequest.model_validate({"inputs": "x", "parameters": {"max_new_tokens": 5, key: 1}})
+    [problem] = error.value.errors()
+    assert problem["loc"] == ("parameters", key) and problem["type"] == "extra_forbidden"
+
+
 @pytest.mark.parametrize(
     "params",
     [
