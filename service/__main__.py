@@ -6,6 +6,7 @@ environment variables. SIGTERM drains: new requests get 503, in-flight ones fini
 
 from __future__ import annotations
 
+import logging
 import math
 import signal
 import sys
@@ -20,6 +21,8 @@ from service.http.app import begin_drain, create_app, cut_off
 from service.http.connections import bounded_h11
 from service.http.logs import configure_logging
 from service.http.settings import ServiceSettings
+
+logger = logging.getLogger("atento.app")
 
 # After the grace period the engine fails the requests still in flight (503 JSON with Retry-After);
 # this is how long uvicorn then waits for those answers to be written before it cancels what is left.
@@ -57,7 +60,10 @@ class DrainingServer(uvicorn.Server):
                 self.config.timeout_graceful_shutdown = max(1, math.ceil(left))
                 self.should_exit = True
             elif left <= 0:  # out of time: the engine fails what is left, so each request answers 503 itself
-                await cut_off(self._app)
+                try:
+                    await cut_off(self._app)
+                except Exception:  # the shutdown must go on; the middleware still answers what is cancelled 503
+                    logger.exception("failing the requests in flight at the end of the grace period failed")
                 self.config.timeout_graceful_shutdown = _CUT_OFF_FLUSH_S
                 self.should_exit = True
         return await super().on_tick(counter)

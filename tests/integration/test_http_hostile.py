@@ -250,6 +250,15 @@ def test_liveness_answers_while_a_huge_attention_response_is_built(fake_server):
     busy.join(timeout=120)
     assert results["r"].status_code == 200 and len(results["r"].json()) == 32
     assert latencies, "the response was built before any probe"
-    assert max(latencies) < 1.0, (
-        f"/health/live took up to {max(latencies):.2f}s (p50 {sorted(latencies)[len(latencies) // 2]:.3f}s)"
+    median = sorted(latencies)[len(latencies) // 2]
+    logging.getLogger(__name__).info(
+        "/health/live during a %.1f MB attention response: median %.3fs, max %.3fs over %d probes",
+        len(results["r"].content) / 1e6,
+        median,
+        max(latencies),
+        len(latencies),
     )
+    # In this process the probing client and the server share one GIL (and, here, two busy cores): the bar
+    # is looser than tests/reliability/test_hostile.py's 1 s against a separate process. Before issue 20
+    # the loop built this body itself and no probe was answered for seconds.
+    assert median < 0.5 and max(latencies) < 2.0, f"/health/live: median {median:.3f}s, max {max(latencies):.2f}s"
