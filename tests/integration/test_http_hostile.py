@@ -16,6 +16,7 @@ import pytest
 from fake_engine import FakeEngine
 
 import service.http.routes.attention as attention_route
+from service.engine import EngineStats
 from service.http.app import begin_drain
 from service.http.logs import RequestIdFilter, TextFormatter
 
@@ -262,3 +263,16 @@ def test_liveness_answers_while_a_huge_attention_response_is_built(fake_server):
     # is looser than tests/reliability/test_hostile.py's 1 s against a separate process. Before issue 20
     # the loop built this body itself and no probe was answered for seconds.
     assert median < 0.5 and max(latencies) < 2.0, f"/health/live: median {median:.3f}s, max {max(latencies):.2f}s"
+
+
+class _FullQueueEngine(FakeEngine):
+    def stats(self) -> EngineStats:
+        return EngineStats(queue_depth=4, running_sequences=32, running_requests=32)
+
+
+def test_readiness_says_busy_while_the_queue_is_full(fake_server):
+    s = fake_server(engine=_FullQueueEngine(), batching={"max_queue": 4})
+    for path in ("/health/ready", "/health"):
+        response = httpx.get(f"{s.url}{path}")
+        assert response.status_code == 200 and response.json() == {"status": "busy"}
+    assert httpx.get(f"{s.url}/health/live").json() == {"status": "live"}
