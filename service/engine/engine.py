@@ -1,7 +1,7 @@
 """The engine the HTTP layer calls (docs/engine-api.md): submit requests, stream their tokens.
 
-An EngineLoop worker thread runs the pure Scheduler and the BatchExecutor step after step, off the
-event loop; tokens and results reach each RequestHandle through `loop.call_soon_threadsafe`.
+Engine is the API (lifecycle, submit, facts); its EngineLoop worker thread (worker.py) runs the pure
+Scheduler and the BatchExecutor step after step, off the event loop.
 No HTTP here, and no torch.
 """
 
@@ -14,46 +14,31 @@ import logging
 import random
 import threading
 import time
-import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from service.engine.decoding_rules import ModelGeneration
 from service.engine.errors import (
-    DeadlineExceeded,
-    InferenceFailed,
     InputTooLong,
     InvalidInput,
     ModelNotReady,
 )
-from service.engine.executor import BatchExecutor, ModelShape, Request, SpecialIds, StepFailed, StepOutcome
+from service.engine.executor import BatchExecutor, ModelShape, Request, SpecialIds
 from service.engine.handle import RequestHandle
 from service.engine.model_dir import ModelFiles, load_model_directory
 from service.engine.observer import EngineObserver, NoObserver
 from service.engine.pieces import JoinedHandle, TextRules
 from service.engine.runner import OnnxRunner, Runner
-from service.engine.scheduler import BatchPolicy, Dropped, PendingRequest, Scheduler, StepResults
+from service.engine.scheduler import BatchPolicy, PendingRequest, Scheduler
 from service.engine.settings import BatchingSettings, RuntimeSettings
 from service.engine.text_cache import TextMemo
 from service.engine.tokenizer import Tokenizer
 from service.engine.types import AttentionSpec, EngineStats, GenerationParams, ModelInfo
+from service.engine.worker import EngineLoop, Entry
 
 logger = logging.getLogger(__name__)
 _STEP_JOIN_S = 30.0  # Engine.stop's longest wait for the worker's step in progress (a hung step is not waited out)
-
-
-def _run_all(calls: list[Callable[[], None]]) -> None:
-    for call in calls:
-        call()
-
-
-@dataclass
-class _Entry:
-    request: Request
-    handle: RequestHandle
-    submitted_at: float  # time.monotonic(), for time to first token
-    last_token_at: float | None = None
 
 
 @dataclass
@@ -98,22 +83,23 @@ class Engine:
         self._scheduler = Scheduler(BatchPolicy.from_settings(self.batching))
         # Ids unique within this engine; a counter, because uuid4 reads os.urandom, a system call per request.
         self._request_numbers = itertools.count(1)
-        self._lock = threading.Lock()  # guards the scheduler and _entries (event loop vs worker thread)
-        self._wake = threading.Condition(self._lock)
-        self._entries: dict[str, _Entry] = {}
+        self._loop = EngineLoop(self._scheduler, clock=clock, observer=lambda: self.observer)
+        self._lock = self._loop.lock  # guards the scheduler and _entries (event loop vs worker thread)
+        self._wake = self._loop.wake
+        self._entries = self._loop.entries
         self._loaded: _Loaded | None = None
         self._thread: threading.Thread | None = None
         self._accepting = False
-        self._stopping = False
-        self._rows = 0
 
     # ---- lifecycle ----
 
     async def start(self) -> None:
         """Load and verify the model directory, warm up, start the worker. Raises ModelLoadError."""
         self._loaded = await asyncio.to_thread(self._load)
-        self._stopping = False
-        self._thread = threading.Thread(target=self._run, name="atento-engine", daemon=True)
+        self._loop.stopping = False
+        self._thread = threading.Thread(
+            target=self._loop.run, args=(lambda: self._require_loaded().executor,), name="atento-engine", daemon=True
+        )
         self._thread.start()
         self._accepting = True
 
@@ -167,7 +153,7 @@ class Engine:
                     break
             await asyncio.sleep(0.01)
         with self._lock:
-            self._stopping = True
+            self._loop.stopping = True
             self._wake.notify_all()
         worker_alive = False
         if self._thread is not None:
@@ -213,7 +199,7 @@ class Engine:
         with self._lock:
             return EngineStats(
                 queue_depth=self._scheduler.queue_depth,
-                running_sequences=self._rows,
+                running_sequences=self._loop.rows,
                 running_requests=self._scheduler.running_requests,
             )
 
@@ -296,7 +282,7 @@ class Engine:
         )
         with self._lock:
             self._scheduler.add(pending, now=now)  # raises Overloaded
-            self._entries[request.id] = _Entry(request, handle, submitted_at=time.monotonic())
+            self._entries[request.id] = Entry(request, handle, submitted_at=time.monotonic())
         # Wake the worker once this event loop turn ends, not now: requests submitted together (in
         # one turn) then join in one encoder pass instead of the first one racing ahead alone.
         handle.loop.call_soon(self._notify_worker)
@@ -359,104 +345,3 @@ class Engine:
         if self._loaded is None:
             raise ModelNotReady("the model is not loaded yet")
         return self._loaded
-
-    # ---- the worker thread (EngineLoop) ----
-
-    def _run(self) -> None:
-        while not self._stopping:
-            try:
-                self._loop_once(self._require_loaded().executor)
-            except Exception:  # the worker must outlive any bug in one iteration; executor errors are handled inside
-                logger.exception("engine loop iteration failed")
-
-    def _loop_once(self, executor: BatchExecutor) -> None:
-        """One iteration: plan, drop, step, dispatch (any exception in the step fails only its requests)."""
-        with self._lock:
-            if self._stopping:
-                return
-            plan = self._scheduler.plan_step(now=self._clock())
-            if plan.idle:
-                self._wake.wait(timeout=plan.wait_s if plan.wait_s is not None else 0.5)
-                return
-            entries = {i: self._entries[i] for i in plan.running if i in self._entries}
-            dropped = [(d, self._entries.pop(d.id, None)) for d in plan.drop]
-        self._handle_drops(executor, dropped)
-        now = self._clock()
-        joins = [entries[p.id].request for p in plan.join if p.id in entries]
-        for pending in plan.join:
-            self.observer.on_queue_wait(now - pending.enqueued_at)
-        started = time.perf_counter()
-        try:
-            outcome = executor.step(joins)
-        except StepFailed as failure:
-            self._fail_step(executor, failure, entries)
-        else:
-            self.observer.on_step(outcome.rows, time.perf_counter() - started)
-            # Budgets and gauges are released before results are delivered, so a caller that has
-            # its result already sees the freed slot in stats().
-            self._retire(executor, list(outcome.results))
-            self._dispatch(outcome, entries)
-
-    def _fail_step(self, executor: BatchExecutor, failure: StepFailed, entries: dict[str, _Entry]) -> None:
-        """Log a failed step once under a new error id and fail the requests it took down with that id."""
-        error_id = uuid.uuid4().hex[:12]
-        logger.error(
-            "inference step failed error_id=%s requests=%s", error_id, failure.request_ids, exc_info=failure.cause
-        )
-        self._retire(executor, failure.request_ids)
-        for request_id in failure.request_ids:
-            entry = entries.get(request_id)
-            if entry is not None:
-                entry.handle.finish_threadsafe(
-                    InferenceFailed(f"inference failed (error_id={error_id})", error_id=error_id)
-                )
-
-    def _retire(self, executor: BatchExecutor, finished: list[str]) -> None:
-        with self._lock:
-            self._scheduler.finish_step(StepResults(finished=finished))
-            for request_id in finished:
-                self._entries.pop(request_id, None)
-            self._rows = executor.rows
-
-    def _handle_drops(self, executor: BatchExecutor, dropped: list[tuple[Dropped, _Entry | None]]) -> None:
-        executor.drop([d.id for d, _ in dropped if d.was_running])
-        with self._lock:
-            self._rows = executor.rows
-        for drop, entry in dropped:
-            if drop.reason == "deadline":
-                self.observer.on_cancel("deadline")
-                if entry is not None:
-                    entry.handle.finish_threadsafe(DeadlineExceeded("the request passed its deadline"))
-            else:
-                self.observer.on_cancel(drop.reason.split(":", 1)[1])
-                if entry is not None:
-                    entry.handle.finish_threadsafe(None)
-
-    def _dispatch(self, outcome: StepOutcome, entries: dict[str, _Entry]) -> None:
-        now = time.monotonic()
-        # One call_soon_threadsafe per event loop per step (not per token): each call wakes the loop
-        # through its self-pipe and makes the two threads trade the GIL.
-        batches: dict[asyncio.AbstractEventLoop, list[Callable[[], None]]] = {}
-        for request_id, event in outcome.tokens:
-            entry = entries.get(request_id)
-            if entry is None:
-                continue
-            if entry.last_token_at is None:
-                self.observer.on_first_token(now - entry.submitted_at)
-            else:
-                self.observer.on_token(now - entry.last_token_at)
-            entry.last_token_at = now
-            handle = entry.handle
-            if handle.stream:
-                batches.setdefault(handle.loop, []).append(functools.partial(handle.push, event))
-        for request_id, result in outcome.results.items():
-            entry = entries.get(request_id)
-            if entry is None:
-                continue
-            self.observer.on_finish(len(entry.request.source_ids), len(result.token_ids))
-            batches.setdefault(entry.handle.loop, []).append(functools.partial(entry.handle.finish, result))
-        for loop, calls in batches.items():
-            try:
-                loop.call_soon_threadsafe(_run_all, calls)
-            except RuntimeError:  # the event loop is closed: nobody is waiting any more
-                pass
