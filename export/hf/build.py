@@ -73,7 +73,7 @@ def example_inputs(model: Any, encoder: torch.nn.Module) -> tuple[tuple[torch.Te
 def export_family_graphs(family: Family, model: Any, directory: Path, *, opset: int) -> GraphPaths:
     encoder, decoder = family.encoder_graph(model).eval(), family.decoder_graph(model).eval()
     encoder_args, decoder_args = example_inputs(model, encoder)
-    layers = len(model.get_decoder().layers)
+    layers = (len(decoder_args) - 4) // 4  # four per-layer cache inputs after tgt, tgt_positions and the masks
     paths = GraphPaths(directory / "encoder.onnx", directory / "decoder.onnx")
     _export(
         encoder,
@@ -99,23 +99,26 @@ def export_family_graphs(family: Family, model: Any, directory: Path, *, opset: 
     return paths
 
 
-def model_config(checkpoint: HfCheckpoint) -> dict[str, Any]:
-    """The manifest's `config`: the service's fields, then the Hugging Face config as written.
+def model_config(checkpoint: HfCheckpoint, encoder: torch.nn.Module) -> dict[str, Any]:
+    """The manifest's `config`: the service's fields, read off the wrapped encoder's outputs (so they hold for
+    every family's naming), then the Hugging Face config as written.
 
     Raises:
-        HfCheckpointError: the encoder and decoder have different head counts (the contract has one).
+        HfCheckpointError: the encoder and decoder have different head counts or sizes (the contract has one).
     """
-    c = checkpoint.model.config
-    encoder_heads, decoder_heads = c.encoder_attention_heads, c.decoder_attention_heads
-    if encoder_heads != decoder_heads:
-        raise HfCheckpointError(f"encoder ({encoder_heads}) and decoder ({decoder_heads}) head counts differ")
+    src = torch.zeros(1, 2, dtype=torch.long)
+    with torch.no_grad():
+        memory, cross_keys, _, encoder_attention = encoder(src, torch.ones(1, 2, dtype=torch.bool))
+    decoder_layers, _, heads, _, head_dim = cross_keys.shape
+    if encoder_attention.shape[2] != heads:
+        raise HfCheckpointError(f"encoder ({encoder_attention.shape[2]}) and decoder ({heads}) head counts differ")
     return {
         "vocab_size": int(checkpoint.model.get_output_embeddings().weight.shape[0]),
-        "d_model": int(c.d_model),
-        "n_heads": int(decoder_heads),
-        "n_encoder_layers": len(checkpoint.model.get_encoder().layers),
-        "n_decoder_layers": len(checkpoint.model.get_decoder().layers),
-        "head_dim": int(c.d_model) // int(decoder_heads),
+        "d_model": int(memory.shape[2]),
+        "n_heads": int(heads),
+        "n_encoder_layers": int(encoder_attention.shape[0]),
+        "n_decoder_layers": int(decoder_layers),
+        "head_dim": int(head_dim),  # T5's d_kv: heads * head_dim may differ from d_model (mT5, Flan-T5)
         "model_type": checkpoint.model_type,
         "transformers": checkpoint.config,
     }
@@ -151,7 +154,7 @@ def build_from_transformers(source: Path, config: ExportConfig, *, replace: bool
         check_ids(reference, tokenizer, probe_texts(tokenizer))
     except HfCheckpointError as error:
         raise ParityError(str(error)) from error
-    manifest_config = model_config(checkpoint)
+    manifest_config = model_config(checkpoint, family.encoder_graph(checkpoint.model).eval())
     specials = special_tokens(checkpoint.generation, hf_config, unk=tokenizer.token_to_id("<unk>"))
     generation = generation_fields(checkpoint.generation, hf_config, vocab_size=manifest_config["vocab_size"])
     positions = int(hf_config.get("max_position_embeddings", 512))

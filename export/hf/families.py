@@ -14,6 +14,7 @@ from torch import nn
 
 from export.hf.bart_graphs import BartDecoderGraph, BartEncoderGraph, BartStyle
 from export.hf.checkpoint import HfCheckpointError
+from export.hf.t5_graphs import T5DecoderGraph, T5EncoderGraph
 from export.hf.tokenizer import fast_tokenizer, marian_tokenizer
 
 
@@ -51,6 +52,20 @@ FAMILIES: dict[str, Family] = {
         decoder_graph=lambda model: BartDecoderGraph(model, MBART),
         tokenizer=fast_tokenizer,
         needs="tokenizer.json (the source language is the one the tokenizer was saved with)",
+    ),
+    "t5": Family(
+        model_type="t5",
+        encoder_graph=T5EncoderGraph,
+        decoder_graph=T5DecoderGraph,
+        tokenizer=fast_tokenizer,
+        needs="tokenizer.json (T5, Flan-T5 and T5 v1.1 save one)",
+    ),
+    "mt5": Family(
+        model_type="mt5",
+        encoder_graph=T5EncoderGraph,
+        decoder_graph=T5DecoderGraph,
+        tokenizer=fast_tokenizer,
+        needs="tokenizer.json",
     ),
 }
 

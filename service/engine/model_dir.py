@@ -83,7 +83,8 @@ class ModelFiles:
 
     @property
     def head_dim(self) -> int:
-        return int(self.config["d_model"]) // self.n_heads
+        # config["head_dim"] when heads * head_dim != d_model (imported T5s: mT5, Flan-T5); else d_model / heads.
+        return int(self.config.get("head_dim", int(self.config["d_model"]) // self.n_heads))
 
     @property
     def vocab_size(self) -> int:

@@ -9,6 +9,7 @@ import io
 import json
 import random
 from pathlib import Path
+from typing import Any
 
 SENTENCES = Path(__file__).resolve().parents[2] / "model" / "sentences"
 
@@ -212,3 +213,78 @@ def bart_checkpoint(directory: Path, *, seed: int = 0, mbart: bool = False) -> P
 
 def mbart_checkpoint(directory: Path, *, seed: int = 0) -> Path:
     return bart_checkpoint(directory, seed=seed, mbart=True)
+
+
+def _favour_eos(model: Any, tokenizer: Any, *, eos: int, scale: float) -> None:
+    """T5 has no final_logits_bias: point EOS's (tied) embedding along the decoder's mean output so that its
+    logit is near the typical best one, and outputs end at mixed lengths."""
+    import torch
+
+    batch = tokenizer(sample_texts(32, seed=99), return_tensors="pt", padding=True)
+    decoder_input_ids = torch.randint(3, 200, (32, 8))
+    with torch.no_grad():
+        out = model(**batch, decoder_input_ids=decoder_input_ids, output_hidden_states=True)
+        hidden = out.decoder_hidden_states[-1] * scale  # what the LM head sees
+        mean = hidden.mean(dim=(0, 1))
+        target = out.logits.max(dim=-1).values.quantile(0.4)
+        model.lm_head.weight[eos] = mean * (0.8 * target / mean.dot(mean))  # 0.8: a mix of short and long outputs
+
+
+def t5_checkpoint(directory: Path, *, seed: int = 0) -> Path:
+    """T5 v1.1 / Flan-T5's layout: gated-gelu feed-forward, RMSNorm, relative position buckets, tied embeddings
+    (decoder output scaled by d_model ** -0.5), d_kv * heads != d_model as in mT5 and Flan-T5-small; a
+    SentencePiece Unigram trained here in T5's order (<pad> 0, </s> 1, <unk> 2) with sentinel tokens."""
+    import sentencepiece as spm
+    import torch
+    from sentencepiece import sentencepiece_model_pb2
+    from transformers import GenerationConfig, T5Config, T5ForConditionalGeneration, T5Tokenizer
+
+    directory.mkdir(parents=True, exist_ok=True)
+    model_bytes = io.BytesIO()
+    spm.SentencePieceTrainer.train(
+        sentence_iterator=iter(corpus("plain_en", "plain_es", "number_en")),
+        model_writer=model_bytes,
+        vocab_size=300,
+        model_type="unigram",
+        character_coverage=1.0,
+        pad_id=0,
+        eos_id=1,
+        unk_id=2,
+        bos_id=-1,
+        minloglevel=2,
+        num_threads=1,
+    )
+    proto = sentencepiece_model_pb2.ModelProto()
+    proto.ParseFromString(model_bytes.getvalue())
+    tokenizer = T5Tokenizer(
+        vocab=[(piece.piece, piece.score) for piece in proto.pieces],
+        _spm_precompiled_charsmap=proto.normalizer_spec.precompiled_charsmap,
+        extra_ids=8,
+    )
+    tokenizer.save_pretrained(directory)
+    torch.manual_seed(seed)
+    config = T5Config(
+        vocab_size=len(tokenizer),
+        d_model=32,
+        d_kv=6,
+        d_ff=64,
+        num_layers=2,
+        num_decoder_layers=2,
+        num_heads=4,
+        relative_attention_num_buckets=8,
+        relative_attention_max_distance=20,
+        feed_forward_proj="gated-gelu",
+        tie_word_embeddings=True,
+        dropout_rate=0.0,
+        initializer_factor=1.0,  # logits far apart, so float32 round-off between runtimes never flips a choice
+        pad_token_id=0,
+        eos_token_id=1,
+        decoder_start_token_id=0,
+    )
+    model = T5ForConditionalGeneration(config)
+    _favour_eos(model, tokenizer, eos=1, scale=config.d_model**-0.5)
+    model.generation_config = GenerationConfig(
+        decoder_start_token_id=0, pad_token_id=0, eos_token_id=1, num_beams=4, max_length=40, no_repeat_ngram_size=3
+    )
+    model.save_pretrained(directory)
+    return directory

@@ -46,6 +46,7 @@ BUILDERS: dict[str, Callable[[Path], Path]] = {
     "marian": hf_checkpoints.marian_checkpoint,
     "bart": hf_checkpoints.bart_checkpoint,
     "mbart": hf_checkpoints.mbart_checkpoint,
+    "t5": hf_checkpoints.t5_checkpoint,
 }
 
 
@@ -107,13 +108,13 @@ def test_outputs_equal_generate(imported: Imported, parameters: dict[str, Any]) 
         )
     eos = imported.model.generation_config.eos_token_id
     expected = [_generated(row, eos=eos) for row in reference]
-    assert sum(len(ids) < MAX_NEW_TOKENS for ids in expected) >= INPUTS // 4  # mixed lengths, many end in EOS
+    assert sum(len(ids) < MAX_NEW_TOKENS for ids in expected) >= INPUTS // 10  # mixed lengths, some end in EOS
     differing = [i for i in range(INPUTS) if served[i] != expected[i]]
     assert not differing, (
         f"{len(differing)} differ, first {texts[differing[0]]!r}: {served[differing[0]]} != {expected[differing[0]]}"
     )
-    pad = imported.model.config.pad_token_id
-    assert all(pad not in ids for ids in served)  # <pad> is a bad word for Marian
+    bad_words = imported.model.generation_config.bad_words_ids or []  # Marian's: <pad>
+    assert all(word[0] not in ids for word in bad_words if len(word) == 1 for ids in served)
 
 
 def test_attention_equals_output_attentions(imported: Imported) -> None:
