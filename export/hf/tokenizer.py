@@ -99,6 +99,12 @@ def marian_tokenizer(directory: Path, config: dict[str, Any]) -> tokenizers.Toke
         raise HfCheckpointError(
             f"{directory / 'vocab.json'} has {len(vocab)} entries, config.json says vocab_size {config['vocab_size']}"
         )
+    codes = [t for t in vocab if t.startswith(">>") and t.endswith("<<")]
+    if codes:
+        raise HfCheckpointError(
+            f"{directory / 'vocab.json'}: multilingual Marian models (target codes such as {codes[0]}) "
+            "are not supported"
+        )
     specials = [t for t in ("</s>", "<unk>", "<pad>") if t in vocab]
     tokenizer = spm_with_vocab(read_spm(directory / "source.spm"), vocab, specials=specials)
     # MarianTokenizer.decode ends with str.strip(): every space at either end goes, not only the dummy prefix.
