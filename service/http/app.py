@@ -22,6 +22,7 @@ from service.http.error_handlers import install_error_handlers
 from service.http.metrics import Metrics
 from service.http.middleware import RequestContextMiddleware
 from service.http.routes.attention import router as attention_router
+from service.http.routes.docs import install_docs
 from service.http.routes.generate import router as generate_router
 from service.http.routes.health import router as health_router
 from service.http.routes.info import DEFAULT_STATIC_DIR, _atento_version, build_info_router, build_viewer_router
@@ -142,7 +143,7 @@ def create_app(settings: ServiceSettings, engine: EngineClient | None = None) ->
         version=_atento_version(),
         description=_DESCRIPTION,
         lifespan=_lifespan,
-        docs_url="/docs",
+        docs_url=None,  # service/http/routes/docs.py: Swagger UI from installed files, not a CDN
         redoc_url=None,
         # Metrics are Prometheus (/metrics). FastAPI's own OpenTelemetry instrumentation, left on, looks
         # up the global OpenTelemetry providers on every request even when none is configured.
@@ -177,6 +178,7 @@ def create_app(settings: ServiceSettings, engine: EngineClient | None = None) ->
     app.include_router(health_router)
     app.include_router(build_info_router(), dependencies=keyed)
     app.include_router(build_viewer_router(static_dir))
+    install_docs(app)
     if static_dir.is_dir():
         app.mount("/static", StaticFiles(directory=static_dir), name="static")
     return app

@@ -39,7 +39,7 @@ FILE_KEY = "sk-atento-from-file-0123"
 PUBLIC = {
     ("GET", "/health"), ("GET", "/health/live"), ("GET", "/health/ready"), ("GET", "/v2/health/live"),
     ("GET", "/v2/health/ready"), ("GET", "/v2/models/{name}/ready"), ("GET", "/metrics"),
-    ("GET", "/openapi.json"), ("GET", "/docs"), ("GET", "/docs/oauth2-redirect"), ("GET", "/"),
+    ("GET", "/openapi.json"), ("GET", "/docs"), ("GET", "/docs/assets/{path}"), ("GET", "/"),
     ("GET", "/viewer"), ("GET", "/static/{path}"),
 }  # fmt: skip
 BAD_CREDENTIALS = [
