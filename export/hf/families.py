@@ -30,6 +30,7 @@ class Family:
 MARIAN = BartStyle(positions="sinusoidal", pre_norm=False, layernorm_embedding=False, final_layer_norm=False)
 BART = BartStyle(positions="learned", pre_norm=False, layernorm_embedding=True, final_layer_norm=False)
 MBART = BartStyle(positions="learned", pre_norm=True, layernorm_embedding=True, final_layer_norm=True)
+M2M100 = BartStyle(positions="m2m100", pre_norm=True, layernorm_embedding=False, final_layer_norm=True)
 
 FAMILIES: dict[str, Family] = {
     "marian": Family(
@@ -52,6 +53,13 @@ FAMILIES: dict[str, Family] = {
         decoder_graph=lambda model: BartDecoderGraph(model, MBART),
         tokenizer=fast_tokenizer,
         needs="tokenizer.json (the source language is the one the tokenizer was saved with)",
+    ),
+    "m2m_100": Family(
+        model_type="m2m_100",
+        encoder_graph=lambda model: BartEncoderGraph(model, M2M100),
+        decoder_graph=lambda model: BartDecoderGraph(model, M2M100),
+        tokenizer=fast_tokenizer,
+        needs="tokenizer.json (NLLB's layout; M2M100's sentencepiece.bpe.model + vocab.json is not converted)",
     ),
     "t5": Family(
         model_type="t5",

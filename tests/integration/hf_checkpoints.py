@@ -288,3 +288,53 @@ def t5_checkpoint(directory: Path, *, seed: int = 0) -> Path:
     )
     model.save_pretrained(directory)
     return directory
+
+
+def nllb_checkpoint(directory: Path, *, seed: int = 0) -> Path:
+    """M2M100's architecture as NLLB ships it: pre-norm with final layer norms, scaled embeddings, pad-aware
+    sinusoidal positions (offset 2), no final_logits_bias; NLLB's tokenizer layout (tokenizer.json, the
+    source language code before the text, EOS after), the target language code forced first. `<pad>` is a
+    bad word: transformers would not count a generated pad in the decoder's positions."""
+    import torch
+    from transformers import GenerationConfig, M2M100Config, M2M100ForConditionalGeneration, NllbTokenizer
+
+    directory.mkdir(parents=True, exist_ok=True)
+    specials = ["<s>", "<pad>", "</s>", "<unk>"]
+    vocab, merges = _byte_bpe(corpus("plain_es", "plain_en", "number_en"), vocab_size=400, specials=specials)
+    tokenizer = NllbTokenizer(vocab=vocab, merges=merges, src_lang="spa_Latn", tgt_lang="eng_Latn")
+    tokenizer.save_pretrained(directory)
+    bos, pad, eos = vocab["<s>"], vocab["<pad>"], vocab["</s>"]
+    torch.manual_seed(seed)
+    config = M2M100Config(
+        vocab_size=len(tokenizer),
+        d_model=32,
+        encoder_layers=2,
+        decoder_layers=2,
+        encoder_attention_heads=4,
+        decoder_attention_heads=4,
+        encoder_ffn_dim=64,
+        decoder_ffn_dim=64,
+        max_position_embeddings=128,
+        scale_embedding=True,
+        pad_token_id=pad,
+        bos_token_id=bos,
+        eos_token_id=eos,
+        decoder_start_token_id=eos,
+        dropout=0.0,
+        init_std=0.3,  # logits far apart, so float32 round-off between runtimes never flips a choice
+    )
+    model = M2M100ForConditionalGeneration(config)
+    _favour_eos(model, tokenizer, eos=eos, scale=1.0)
+    model.generation_config = GenerationConfig(
+        decoder_start_token_id=eos,
+        pad_token_id=pad,
+        bos_token_id=bos,
+        eos_token_id=eos,
+        forced_bos_token_id=tokenizer.convert_tokens_to_ids("eng_Latn"),
+        bad_words_ids=[[pad]],
+        num_beams=4,
+        max_length=40,
+        no_repeat_ngram_size=3,
+    )
+    model.save_pretrained(directory)
+    return directory

@@ -47,6 +47,7 @@ BUILDERS: dict[str, Callable[[Path], Path]] = {
     "bart": hf_checkpoints.bart_checkpoint,
     "mbart": hf_checkpoints.mbart_checkpoint,
     "t5": hf_checkpoints.t5_checkpoint,
+    "nllb": hf_checkpoints.nllb_checkpoint,
 }
 
 

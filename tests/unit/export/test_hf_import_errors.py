@@ -31,7 +31,11 @@ def test_unsupported_family_lists_the_supported(tmp_path: Path, capsys: pytest.C
     (tmp_path / "hf").mkdir()
     (tmp_path / "hf" / "config.json").write_text(json.dumps({"model_type": "pegasus"}))
     code, err = _run(tmp_path / "hf", tmp_path, capsys)
-    assert code == 2 and "'pegasus' is not supported; supported: marian" in err and "\n" not in err
+    assert (
+        code == 2
+        and "'pegasus' is not supported; supported: bart, m2m_100, marian, mbart, mt5, t5" in err
+        and "\n" not in err
+    )
 
 
 def test_missing_tokenizer_file_is_named(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
