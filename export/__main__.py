@@ -29,21 +29,24 @@ def parse_args(argv: Sequence[str] | None = None) -> tuple[ExportConfig, bool]:
     )
     for f in dataclasses.fields(ExportConfig):
         flag = "--" + f.name.replace("_", "-")
+        text = f"{f.metadata['help']} (default: %(default)s)"  # every field has one: tests/unit/test_cli_help.py
         if isinstance(f.default, bool):
-            parser.add_argument(flag, action=argparse.BooleanOptionalAction, default=f.default)
+            parser.add_argument(flag, action=argparse.BooleanOptionalAction, default=f.default, help=text)
         elif isinstance(f.default, tuple):
-            parser.add_argument(flag, type=int, nargs="+", default=list(f.default))
+            parser.add_argument(flag, type=int, nargs="+", default=list(f.default), metavar="N", help=text)
         else:
-            parser.add_argument(flag, type=type(f.default), default=f.default)
-    parser.add_argument("--force", action="store_true", help="replace an existing model directory")
+            parser.add_argument(flag, type=type(f.default), default=f.default, help=text)
+    parser.add_argument("--force", action="store_true", help="Replace an existing model directory.")
     parser.add_argument(
         "--quick-parity",
         action="store_true",
         help=f"a trial run: parity on {QUICK_PARITY_INPUTS} held-out inputs and {QUICK_BEAM_INPUTS} beam searches "
         "instead of --parity-inputs and --beam-inputs (seconds instead of minutes); the int8 check uses the "
-        "same few inputs, so one miss drops int8. Ship exports with the full check",
+        "same few inputs, so one miss drops int8. Ship exports with the full check.",
     )
-    parser.add_argument("--threads", type=int, default=0, help="torch threads; 0 = torch's default")
+    parser.add_argument(
+        "--threads", type=int, default=0, help="torch threads; 0 = torch's default. (default: %(default)s)"
+    )
     args = vars(parser.parse_args(argv))
     names = {f.name for f in dataclasses.fields(ExportConfig)}
     values: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v for k, v in args.items() if k in names}

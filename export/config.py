@@ -5,27 +5,59 @@ Imports nothing from this repository.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 
 @dataclass(frozen=True)
 class ExportConfig:
-    checkpoint: str = "runs/normalize"  # model.safetensors + config.json + tokenizer.json
-    out: str = "models/normalize/1"  # model directory; its last two parts are the manifest's name/version
-    opset: int = 18  # the dynamo exporter's native opset; 17 is the contract's minimum
-    atol_logits: float = 1e-4  # fp32 logits and hidden states, ONNX Runtime vs PyTorch
-    atol_attention: float = 1e-5  # attention probabilities, ONNX Runtime vs PyTorch
-    parity_inputs: int = 200  # held-out sources decoded by both, at each batch size
-    parity_batch_sizes: tuple[int, ...] = (1, 16)  # mixed lengths and padding within each batch
-    beam_inputs: int = 200  # sources beam-searched by both (one at a time, as the reference does)
-    num_beams: int = 4
-    length_penalty: float = 1.0
-    max_new_tokens: int = 0  # cap on generated tokens during parity; 0 = the manifest's maximum
-    split: str = "test"  # held-out split of the bundled generator
-    seed: int = 1234  # seed of the held-out examples
-    int8: bool = True  # try int8 dynamic quantization for CPU
-    int8_max_exact_match_drop: float = 0.01  # keep int8 only if exact match drops by at most this
-    fp16: bool = True  # write an fp16 variant for GPU (not checked on this machine)
-    from_transformers: str = ""  # a local Hugging Face checkpoint directory to import instead (export/hf/)
-    # Write edit_guard and segmentation (export/text_rules.py) when the checkpoint was trained on the bundled generator.
-    text_rules: bool = True
+    checkpoint: str = field(
+        default="runs/normalize",
+        metadata={"help": "Checkpoint directory (model.safetensors, config.json, tokenizer.json)."},
+    )
+    out: str = field(
+        default="models/normalize/1",
+        metadata={"help": "Model directory to write; its last two parts are the manifest's name/version."},
+    )
+    opset: int = field(
+        default=18, metadata={"help": "ONNX opset (the dynamo exporter's native one; 17 is the contract's minimum)."}
+    )
+    atol_logits: float = field(
+        default=1e-4, metadata={"help": "Parity tolerance of fp32 logits and hidden states, ONNX Runtime vs PyTorch."}
+    )
+    atol_attention: float = field(
+        default=1e-5, metadata={"help": "Parity tolerance of attention probabilities, ONNX Runtime vs PyTorch."}
+    )
+    parity_inputs: int = field(
+        default=200, metadata={"help": "Held-out sources decoded greedily by both, at each batch size."}
+    )
+    parity_batch_sizes: tuple[int, ...] = field(
+        default=(1, 16),
+        metadata={"help": "Batch sizes of the greedy parity check (mixed lengths and padding within each)."},
+    )
+    beam_inputs: int = field(default=200, metadata={"help": "Sources beam-searched by both, one at a time."})
+    num_beams: int = field(default=4, metadata={"help": "Beam width of the beam-search parity check."})
+    length_penalty: float = field(default=1.0, metadata={"help": "Length penalty of the beam-search parity check."})
+    max_new_tokens: int = field(
+        default=0, metadata={"help": "Cap on generated tokens during parity; 0 = the manifest's maximum."}
+    )
+    split: str = field(default="test", metadata={"help": "Held-out split of the bundled generator used for parity."})
+    seed: int = field(default=1234, metadata={"help": "Seed of the held-out examples."})
+    int8: bool = field(
+        default=True,
+        metadata={"help": "Try int8 dynamic quantization for CPU (kept only if it passes the exact-match check)."},
+    )
+    int8_max_exact_match_drop: float = field(
+        default=0.01, metadata={"help": "Keep int8 only if exact match drops by at most this."}
+    )
+    fp16: bool = field(default=True, metadata={"help": "Write an fp16 variant for GPU."})
+    from_transformers: str = field(
+        default="",
+        metadata={"help": "A local Hugging Face checkpoint directory to import instead of --checkpoint (export/hf/)."},
+    )
+    text_rules: bool = field(
+        default=True,
+        metadata={
+            "help": "Write edit_guard and segmentation (export/text_rules.py) into the manifest when the checkpoint "
+            "was trained on the bundled generator."
+        },
+    )

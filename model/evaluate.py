@@ -93,20 +93,34 @@ def score(predictions: Sequence[Prediction]) -> dict[str, object]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m model.evaluate", description=__doc__)
-    parser.add_argument("--checkpoint", default="runs/normalize", help="checkpoint directory")
     parser.add_argument(
-        "--data", help="pairs.tsv (or .jsonl) to evaluate on instead of the generated test split (default: generated)"
+        "--checkpoint", default="runs/normalize", help="Checkpoint directory to evaluate. (default: %(default)s)"
     )
-    parser.add_argument("--per-category", type=int, default=300, help="test examples per category")
-    parser.add_argument("--seed", type=int, default=12345)
-    parser.add_argument("--num-beams", type=int, default=1)
-    parser.add_argument("--threads", type=int, default=0)
-    parser.add_argument("--errors", type=int, default=5, help="wrong outputs to show per category")
-    parser.add_argument("--no-write", action="store_true", help=f"don't write {EVALUATION_FILE}")
+    parser.add_argument(
+        "--data",
+        metavar="FILE",
+        help="A pairs.tsv (or .jsonl) to evaluate on instead of the generated test split. (default: generated)",
+    )
+    parser.add_argument(
+        "--per-category", type=int, default=300, help="Generated test examples per category. (default: %(default)s)"
+    )
+    parser.add_argument(
+        "--seed", type=int, default=12345, help="Seed of the generated test split. (default: %(default)s)"
+    )
+    parser.add_argument(
+        "--num-beams", type=int, default=1, help="Beam width; 1 = greedy decoding. (default: %(default)s)"
+    )
+    parser.add_argument(
+        "--threads", type=int, default=0, help="torch threads; 0 = torch's default. (default: %(default)s)"
+    )
+    parser.add_argument(
+        "--errors", type=int, default=5, help="Wrong outputs to show per category. (default: %(default)s)"
+    )
+    parser.add_argument("--no-write", action="store_true", help=f"Don't write {EVALUATION_FILE} into the checkpoint.")
     parser.add_argument(
         "--write-test-set",
         metavar="FILE.jsonl",
-        help="also write the test examples as JSON lines, for the service's evaluator (default: not written)",
+        help="Also write the test examples as JSON lines, for the service's evaluator. (default: not written)",
     )
     args = parser.parse_args(argv)
     if args.threads:

@@ -14,7 +14,7 @@ import random
 import sys
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import torch
@@ -34,31 +34,54 @@ from model.words import forbidden_words
 
 @dataclass(frozen=True)
 class TrainConfig:
-    out: str = "runs/normalize"  # checkpoint directory
-    task: str = "seq2seq"  # one of TASKS
-    data: str | None = None  # pairs.tsv; None = the bundled normalization generator
-    steps: int = 6000
-    batch_size: int = 64  # sequences per step
-    micro_batch_size: int = 16  # sequences per forward pass; the step's gradient is the same
-    learning_rate: float = 1e-3  # peak, reached at the end of warm-up
-    warmup_steps: int = 400
-    cooldown_steps: int = 0  # the last steps, over which the learning rate falls linearly to zero
-    weight_decay: float = 0.01
-    label_smoothing: float = 0.1
-    clip_norm: float = 1.0
-    seed: int = 0
-    vocab_size: int = 2000  # tokenizer size when one is trained
-    tokenizer_corpus: int = 60000  # examples the tokenizer is trained on
-    segmentation_noise: float = 0.0  # chance of undoing each BPE merge in training examples (BPE-dropout)
-    copy_drill_share: float = 0.0  # share of each batch replaced by copy drills (model/drills.py)
-    valid_every: int = 500
-    valid_size: int = 256
-    checkpoint_every: int = 500
-    max_length: int = 128  # tokens per side, EOS included; longer examples are an error
-    threads: int = 0  # torch threads; 0 = torch's default
-    device: str = "auto"  # auto = cuda when present
-    resume: bool = False
-    stop_after: int | None = None  # stop (with a checkpoint) after this step, for tests of resume
+    out: str = field(
+        default="runs/normalize", metadata={"help": "Checkpoint directory to write (and to read with --resume)."}
+    )
+    task: str = field(
+        default="seq2seq", metadata={"help": "What to learn: seq2seq (source to target pairs), denoise or prefix_lm."}
+    )
+    data: str | None = field(
+        default=None,
+        metadata={"help": "A TSV file of source<TAB>target lines; unset = the bundled normalization generator."},
+    )
+    steps: int = field(default=6000, metadata={"help": "Optimizer steps to train."})
+    batch_size: int = field(default=64, metadata={"help": "Sequences per optimizer step."})
+    micro_batch_size: int = field(
+        default=16,
+        metadata={"help": "Sequences per forward pass (gradient accumulation; the step's gradient is the same)."},
+    )
+    learning_rate: float = field(default=1e-3, metadata={"help": "Peak learning rate, reached at the end of warm-up."})
+    warmup_steps: int = field(default=400, metadata={"help": "Steps of linear learning-rate warm-up."})
+    cooldown_steps: int = field(
+        default=0, metadata={"help": "The last steps, over which the learning rate falls linearly to zero."}
+    )
+    weight_decay: float = field(default=0.01, metadata={"help": "AdamW weight decay."})
+    label_smoothing: float = field(default=0.1, metadata={"help": "Label smoothing of the cross-entropy loss."})
+    clip_norm: float = field(default=1.0, metadata={"help": "Gradient norm clipping threshold."})
+    seed: int = field(default=0, metadata={"help": "Seed of the data order, initialization and dropout."})
+    vocab_size: int = field(
+        default=2000, metadata={"help": "Size of the byte-level BPE tokenizer trained for the run."}
+    )
+    tokenizer_corpus: int = field(default=60000, metadata={"help": "Examples the tokenizer is trained on."})
+    segmentation_noise: float = field(
+        default=0.0, metadata={"help": "Chance of undoing each BPE merge in training examples (BPE-dropout)."}
+    )
+    copy_drill_share: float = field(
+        default=0.0, metadata={"help": "Share of each batch replaced by copy drills (model/drills.py)."}
+    )
+    valid_every: int = field(default=500, metadata={"help": "Validate every this many steps."})
+    valid_size: int = field(default=256, metadata={"help": "Validation examples."})
+    checkpoint_every: int = field(default=500, metadata={"help": "Write a checkpoint every this many steps."})
+    max_length: int = field(
+        default=128, metadata={"help": "Tokens per side, EOS included; a longer example is an error."}
+    )
+    threads: int = field(default=0, metadata={"help": "torch threads; 0 = torch's default."})
+    device: str = field(default="auto", metadata={"help": "auto (CUDA when present), cpu or cuda."})
+    resume: bool = field(default=False, metadata={"help": "Continue from the checkpoint in --out."})
+    stop_after: int | None = field(
+        default=None,
+        metadata={"help": "Stop (with a checkpoint) after this step; unset = run all --steps (tests of resume)."},
+    )
 
 
 def learning_rate_factor(step: int, warmup: int, total: int = 0, cooldown: int = 0) -> float:
@@ -336,14 +359,15 @@ def parse_args(argv: Sequence[str] | None = None) -> tuple[TrainConfig, ModelCon
             if f.name in ("vocab_size", "pad_id", "bos_id", "eos_id") and cls is ModelConfig:
                 continue  # taken from the tokenizer
             flag = "--" + f.name.replace("_", "-")
+            text = f"{f.metadata['help']} (default: %(default)s)"  # every field has one: tests/unit/test_cli_help.py
             if f.type in ("bool", bool):
-                section.add_argument(flag, action=argparse.BooleanOptionalAction, default=f.default)
+                section.add_argument(flag, action=argparse.BooleanOptionalAction, default=f.default, help=text)
             elif f.name == "task":
-                section.add_argument(flag, choices=TASKS, default=f.default)
+                section.add_argument(flag, choices=TASKS, default=f.default, help=text)
             else:
                 base_type = str(f.type).split("|")[0].strip()  # "int | None" parses as int
                 kind = {"int": int, "float": float}.get(base_type, str)
-                section.add_argument(flag, type=kind, default=f.default)
+                section.add_argument(flag, type=kind, default=f.default, help=text)
     args = vars(parser.parse_args(argv))
     train_names = {f.name for f in dataclasses.fields(TrainConfig)}
     model_names = {f.name for f in dataclasses.fields(ModelConfig)}

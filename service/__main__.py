@@ -8,14 +8,17 @@ from __future__ import annotations
 
 import logging
 import math
+import re
 import signal
 import sys
 import time
 from collections.abc import Sequence
 from types import FrameType
+from typing import Any
 
 import uvicorn
 from fastapi import FastAPI
+from pydantic_settings import CliSettingsSource
 
 from service.http.app import begin_drain, create_app, cut_off
 from service.http.connections import bounded_h11
@@ -74,14 +77,29 @@ class DrainingServer(uvicorn.Server):
         self.should_exit = True
 
 
+# pydantic-settings writes a field's type as its metavar (`{str,null}`, `tuple[SecretStr,...]`); --help shows
+# argparse's NAME instead, keeping the choices of a Literal (`{json,text}`) and `[JSON]` of a whole section.
+_TYPE_NAMES = re.compile(r"\b(str|int|float|bool|Path|SecretStr|null|tuple|list|dict)\b")
+
+
+def _add_argument(parser: Any, *names: str, **kwargs: Any) -> Any:
+    metavar = kwargs.get("metavar")
+    if isinstance(metavar, str) and _TYPE_NAMES.search(metavar):
+        kwargs["metavar"] = names[-1].lstrip("-").rsplit(".", 1)[-1].replace("-", "_").upper()
+    return parser.add_argument(*names, **kwargs)
+
+
 def parse_settings(argv: Sequence[str]) -> ServiceSettings:
     """Build settings from the environment and `argv` (flags take precedence)."""
-    return ServiceSettings(
-        _cli_parse_args=list(argv),
-        _cli_prog_name="python -m service",
-        _cli_kebab_case=True,
-        _cli_implicit_flags=True,  # --details style booleans: --flag / --no-flag
+    cli = CliSettingsSource[ServiceSettings](
+        ServiceSettings,
+        cli_prog_name="python -m service",
+        cli_kebab_case=True,
+        cli_implicit_flags=True,  # --details style booleans: --flag / --no-flag
+        cli_show_env_vars=True,  # each option's help names its ATENTO_* variable
+        add_argument_method=_add_argument,
     )
+    return ServiceSettings(_cli_settings_source=cli(args=list(argv)))
 
 
 def own_process_defaults(settings: ServiceSettings) -> ServiceSettings:

@@ -13,20 +13,38 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 class BatchingSettings(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    max_batch_size: int = Field(32, ge=1, le=4096)  # sequences (beam hypotheses count each) per step
+    max_batch_size: int = Field(
+        32, ge=1, le=4096, description="Most sequences decoded together in one step (each beam hypothesis counts)."
+    )
     # Reserved per request as num_beams * (source tokens + max_new_tokens): bounds the KV cache.
-    max_tokens_in_flight: int = Field(16384, ge=1)
-    max_queue: int = Field(256, ge=0)  # waiting requests; beyond it submit raises Overloaded at once
+    max_tokens_in_flight: int = Field(
+        16384,
+        ge=1,
+        description="Token budget of the running requests, num_beams * (source tokens + max_new_tokens) each; "
+        "bounds the KV cache.",
+    )
+    max_queue: int = Field(256, ge=0, description="Most requests waiting to start; beyond it a request gets 429.")
     # When the engine is idle, wait up to this long for more arrivals so their encoder passes batch.
-    max_wait_ms: float = Field(0.0, ge=0.0, le=10_000.0)
+    max_wait_ms: float = Field(
+        0.0,
+        ge=0.0,
+        le=10_000.0,
+        description="Milliseconds an idle engine waits for more arrivals, so that their encoder passes batch.",
+    )
 
 
 class RuntimeSettings(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    intra_op_threads: int = Field(0, ge=0, le=1024)  # 0 = onnxruntime's default (one per core)
-    inter_op_threads: int = Field(0, ge=0, le=1024)
-    graph_optimization: Literal["disable", "basic", "extended", "all"] = "all"
+    intra_op_threads: int = Field(
+        0, ge=0, le=1024, description="onnxruntime threads per operator; 0 = onnxruntime's default (one per core)."
+    )
+    inter_op_threads: int = Field(
+        0, ge=0, le=1024, description="onnxruntime threads across operators (needs intra_op_threads); 0 = default."
+    )
+    graph_optimization: Literal["disable", "basic", "extended", "all"] = Field(
+        "all", description="onnxruntime's graph optimization level."
+    )
     # True: both sessions run on onnxruntime's one process-wide pool of spinning intra-op threads. The
     # encoder and decoder alternate within every step; with a pool each, the idle pool's spinning
     # threads took the busy one's cores, so each pool had to stop spinning, and waking threads costs
@@ -36,15 +54,21 @@ class RuntimeSettings(BaseModel):
     # default): on in atento's own server process (`python -m service` resolves it), off for an Engine
     # embedded in someone else's program. The two spinning switches below apply only to sessions with
     # a pool of their own.
-    shared_thread_pool: bool | None = None
+    shared_thread_pool: bool | None = Field(
+        None,
+        description="Both sessions share onnxruntime's process-wide thread pool: true, false, or null = on in "
+        "`python -m service`, off for an Engine embedded in another program.",
+    )
     # Per-session pools: spinning intra-op threads of the idle session steal a core from the busy one
     # while the encoder and decoder alternate (BENCHMARKS.md#first-runs-decoder-spinning-batching-optimizations).
-    allow_spinning: bool = False  # encoder session
+    allow_spinning: bool = Field(False, description="The encoder's own thread pool spins while idle.")
     # Off too: with few cores the spinning decoder threads compete with the Python step loop and
     # other processes (BENCHMARKS.md#first-runs-decoder-spinning-batching-optimizations). Turn on only
     # with cores to spare.
-    decoder_allow_spinning: bool = False
-    io_binding: bool = True  # CUDA only: keep the cross-attention keys/values on the device between steps
+    decoder_allow_spinning: bool = Field(False, description="The decoder's own thread pool spins while idle.")
+    io_binding: bool = Field(
+        True, description="CUDA only: keep the cross-attention keys and values on the GPU between steps."
+    )
 
     @model_validator(mode="after")
     def _check_threads(self) -> RuntimeSettings:

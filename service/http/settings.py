@@ -70,30 +70,53 @@ class ServiceSettings(BaseSettings):
         extra="ignore",  # other ATENTO_* variables (e.g. a teammate's) must not break startup
     )
 
-    host: str = "127.0.0.1"  # loopback by default; containers set 0.0.0.0 explicitly
-    port: int = Field(8000, ge=0, le=65535)  # 0 = ephemeral (tests)
-    model_dir: Path = Path("models/normalize/1")  # an exported model directory (docs/model-directory.md)
-    variant: str | None = None  # manifest variant ("fp32", "int8"); None = the manifest's default_variant
-    device: str = "auto"  # "auto" | "cpu" | "cuda": which onnxruntime execution provider to ask for
-    api_keys: Annotated[tuple[SecretStr, ...], NoDecode] = ()  # comma-separated; empty = no auth
-    api_key_file: Path | None = None  # one key per line ('#' comments allowed), added to api_keys
-    log_format: Literal["json", "text"] = "text"
-    log_level: Literal["debug", "info", "warning", "error"] = "info"
-    max_body_bytes: int = Field(1_048_576, ge=1)  # larger request bodies get 413
-    shutdown_grace_s: float = Field(30.0, ge=0)  # SIGTERM: how long in-flight requests may finish
-    request_timeout_s: float | None = Field(60.0, gt=0)  # per-request deadline (504); None = none
-    max_new_tokens_limit: int = Field(256, ge=1)  # largest max_new_tokens a client may ask for
-    max_batch_inputs: int = Field(32, ge=1, le=1024)  # largest list of `inputs` in one request
-    max_num_beams: int = Field(8, ge=1)  # largest beam width a client may ask for
+    host: str = Field(  # loopback by default; containers set 0.0.0.0 explicitly
+        "127.0.0.1", description="Address to listen on (0.0.0.0: every interface)."
+    )
+    port: int = Field(8000, ge=0, le=65535, description="Port to listen on; 0 = any free port.")
+    model_dir: Path = Field(
+        Path("models/normalize/1"), description="The exported model directory to serve (docs/model-directory.md)."
+    )
+    variant: str | None = Field(
+        None, description="The manifest's variant to load (fp32, int8, fp16); null = its default_variant."
+    )
+    device: str = Field(
+        "auto",
+        description="auto (CUDA when onnxruntime can use it, else CPU), cpu, or cuda (a startup error without it).",
+    )
+    api_keys: Annotated[tuple[SecretStr, ...], NoDecode] = Field(
+        (), description="Comma-separated API keys clients send as `Authorization: Bearer KEY`; empty = no auth."
+    )
+    api_key_file: Path | None = Field(
+        None, description="A file of API keys, one per line ('#' comments allowed), added to api_keys."
+    )
+    log_format: Literal["json", "text"] = Field("text", description="Log lines as JSON objects or as text.")
+    log_level: Literal["debug", "info", "warning", "error"] = Field("info", description="Least severe level logged.")
+    max_body_bytes: int = Field(1_048_576, ge=1, description="Largest request body in bytes; larger ones get 413.")
+    shutdown_grace_s: float = Field(
+        30.0, ge=0, description="Seconds in-flight requests may finish after SIGTERM before they get 503."
+    )
+    request_timeout_s: float | None = Field(
+        60.0, gt=0, description="Seconds a request may take before it gets 504; null = no deadline."
+    )
+    max_new_tokens_limit: int = Field(
+        256, ge=1, description="Largest max_new_tokens a client may ask for, and the default when it asks none."
+    )
+    max_batch_inputs: int = Field(32, ge=1, le=1024, description="Largest list of `inputs` in one request.")
+    max_num_beams: int = Field(8, ge=1, description="Largest num_beams (beam width) a client may ask for.")
     # Attention values (cells) one response may hold, across its inputs, kinds, layers and heads (413
     # beyond): the bundled model's largest single /attention is 331,776; 32 inputs of it would be 181 MB of JSON.
-    max_attention_cells: int = Field(1_000_000, ge=1)
+    max_attention_cells: int = Field(
+        1_000_000, ge=1, description="Most attention values one response may hold; larger requests get 413."
+    )
     # The model directory's edit guard (docs/model-directory.md); false serves the model's raw output (to measure it).
-    edit_guard: bool = True
-    static_dir: Path | None = None  # web viewer; None = service/static next to this file
-    batching: BatchingSettings = Field(default_factory=BatchingSettings)
-    runtime: RuntimeSettings = Field(default_factory=RuntimeSettings)
-    server: ServerSettings = Field(default_factory=ServerSettings)
+    edit_guard: bool = Field(
+        True, description="Apply the model directory's edit guard; off serves the model's raw output."
+    )
+    static_dir: Path | None = Field(None, description="The web viewer's files; null = service/static.")
+    batching: BatchingSettings = Field(default_factory=BatchingSettings, description="Continuous batching limits.")
+    runtime: RuntimeSettings = Field(default_factory=RuntimeSettings, description="onnxruntime session options.")
+    server: ServerSettings = Field(default_factory=ServerSettings, description="uvicorn's connection limits.")
 
     @field_validator("api_keys", mode="before")
     @classmethod
