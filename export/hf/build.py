@@ -30,7 +30,7 @@ from export.graphs import (
 )
 from export.hf.checkpoint import HfCheckpoint, HfCheckpointError, load_model, read_config
 from export.hf.families import Family, family_of
-from export.hf.generation import generation_fields, special_tokens
+from export.hf.generation import generation_fields, language_fields, special_tokens
 from export.hf.parity import ImportParity, check_import
 from export.hf.tokenizer import check_ids, probe_texts, source_template
 from export.model_dir import FORMAT, graph_signature, staged_directory, tool_versions, write_manifest
@@ -157,6 +157,10 @@ def build_from_transformers(source: Path, config: ExportConfig, *, replace: bool
     manifest_config = model_config(checkpoint, family.encoder_graph(checkpoint.model).eval())
     specials = special_tokens(checkpoint.generation, hf_config, unk=tokenizer.token_to_id("<unk>"))
     generation = generation_fields(checkpoint.generation, hf_config, vocab_size=manifest_config["vocab_size"])
+    special = {t.content for t in tokenizer.get_added_tokens_decoder().values() if t.special}
+    languages = language_fields(
+        tokenizer.get_vocab(), special=special, template=template, forced_bos=generation["forced_bos_token_id"]
+    )
     positions = int(hf_config.get("max_position_embeddings", 512))
     target = Path(config.out)
     with staged_directory(target, replace=replace) as staging:
@@ -196,6 +200,7 @@ def build_from_transformers(source: Path, config: ExportConfig, *, replace: bool
             "tools": {**tool_versions(), "transformers": transformers.__version__},
             "parity": report.to_manifest(),
             "generation": generation,
+            "languages": languages,
             "evaluation": None,
             "checkpoint": {"source": "transformers", "model_type": checkpoint.model_type, "directory": source.name},
         }

@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from export.hf.checkpoint import HfCheckpointError
@@ -90,3 +91,24 @@ def generation_fields(generation: dict[str, Any], config: dict[str, Any], *, voc
         "forced_bos_token_id": _token_id(_setting("forced_bos_token_id", generation, config), "forced_bos_token_id"),
         "forced_eos_token_id": _token_id(_setting("forced_eos_token_id", generation, config), "forced_eos_token_id"),
     }
+
+
+# Language codes as multilingual tokenizers spell them: mBART-50's "es_XX", NLLB's "spa_Latn", M2M100's "__es__".
+LANGUAGE_CODE = re.compile(r"^(?:[a-z]{2,3}_[A-Z][A-Za-z]{1,3}|__[a-z]{2,3}__)$")
+
+
+def language_fields(
+    vocab: dict[str, int], *, special: set[str], template: dict[str, list[int]], forced_bos: int | None
+) -> dict[str, Any] | None:
+    """The manifest's `languages`: the language codes among the tokenizer's special tokens and the ones the
+    checkpoint was saved with (the source code in the source template, the target code forced first), or
+    None for a model without language codes."""
+    codes = {
+        token: token_id for token, token_id in sorted(vocab.items()) if token in special and LANGUAGE_CODE.match(token)
+    }
+    if not codes:
+        return None
+    by_id = {token_id: token for token, token_id in codes.items()}
+    around = [*template["prefix"], *template["suffix"]]
+    source = next((by_id[i] for i in around if i in by_id), None)
+    return {"codes": codes, "source": source, "target": by_id.get(forced_bos) if forced_bos is not None else None}

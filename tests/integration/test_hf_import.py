@@ -166,3 +166,17 @@ def test_tokenizer_ids_equal(imported: Imported) -> None:
         assert ours.encode(text)[0] == imported.tokenizer(text).input_ids, text
         ids = imported.tokenizer(text).input_ids
         assert ours.decode(ids) == imported.tokenizer.decode(ids, skip_special_tokens=True), text
+
+
+LANGUAGES = {"mbart": (None, "en_XX"), "nllb": ("spa_Latn", "eng_Latn")}  # (source, target) saved with
+
+
+def test_manifest_records_languages(imported: Imported) -> None:
+    languages = json.loads((imported.model_dir / "manifest.json").read_text())["languages"]
+    if imported.family not in LANGUAGES:
+        assert languages is None
+        return
+    source, target = LANGUAGES[imported.family]
+    assert (languages["source"], languages["target"]) == (source, target)
+    for code, token_id in languages["codes"].items():
+        assert imported.tokenizer.convert_tokens_to_ids(code) == token_id
