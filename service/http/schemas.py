@@ -14,7 +14,10 @@ from service.engine.types import MAX_LENGTH_PENALTY
 AttentionKind = Literal["encoder", "decoder", "cross"]
 FinishReason = Literal["length", "eos_token", "stop_sequence"]
 
-_EXAMPLE_INPUT = "Tengo 21 años y 3 gatos."
+# Examples the bundled normalizer rewrites (text it copies unchanged would show nothing).
+_EXAMPLE_INPUT = "El artículo se publicó el tres de mayo de dos mil uno."
+_EXAMPLE_OUTPUT = "El artículo se publicó el 2001-05-03."
+_EXAMPLE_EN = "We sold one thousand, two hundred and thirty-four copies."
 # The schema's own ceiling on lists (the server's max_batch_inputs is lower): validation stops at the
 # length instead of checking, and then reporting, each of 100,000 items (seconds on the event loop).
 MAX_LIST_INPUTS = 1024
@@ -134,13 +137,10 @@ class GenerateRequest(BaseModel):
         strict=True,  # "stream": "yes" is an error, not true
         json_schema_extra={
             "examples": [
-                {"inputs": _EXAMPLE_INPUT, "parameters": {"max_new_tokens": 32}},
-                {
-                    "inputs": _EXAMPLE_INPUT,
-                    "parameters": {"max_new_tokens": 32, "details": True, "num_beams": 4},
-                },
-                {"inputs": [_EXAMPLE_INPUT, "El 1 de mayo."], "parameters": {"max_new_tokens": 32}},
-                {"inputs": _EXAMPLE_INPUT, "parameters": {"max_new_tokens": 32}, "stream": True},
+                {"inputs": _EXAMPLE_INPUT},
+                {"inputs": _EXAMPLE_INPUT, "parameters": {"details": True, "num_beams": 4}},
+                {"inputs": [_EXAMPLE_INPUT, _EXAMPLE_EN], "parameters": {"max_new_tokens": 64}},
+                {"inputs": _EXAMPLE_EN, "stream": True},
             ]
         },
     )
@@ -243,9 +243,9 @@ class AttentionRequest(BaseModel):
         strict=True,  # layer and head indices are JSON integers, mean_heads a JSON boolean
         json_schema_extra={
             "examples": [
-                {"inputs": _EXAMPLE_INPUT, "target": "Tengo veintiún años y tres gatos."},
+                {"inputs": _EXAMPLE_INPUT, "target": _EXAMPLE_OUTPUT},
                 {"inputs": _EXAMPLE_INPUT, "kinds": ["cross"], "layers": [0], "mean_heads": True},
-                {"inputs": _EXAMPLE_INPUT, "format": "base64", "parameters": {"max_new_tokens": 48}},
+                {"inputs": _EXAMPLE_EN, "format": "base64", "parameters": {"max_new_tokens": 64}},
             ]
         },
     )

@@ -82,7 +82,8 @@ async function loadInfo() {
     const maxNew = $("#max-new-tokens");
     if (limits.max_new_tokens) {
       maxNew.max = limits.max_new_tokens;
-      if (+maxNew.value > limits.max_new_tokens) maxNew.value = limits.max_new_tokens;
+      // The server's limit unless the user typed a number (the model stops at its EOS well before it).
+      if (!maxNew.dataset.edited || +maxNew.value > limits.max_new_tokens) maxNew.value = limits.max_new_tokens;
     }
     if (limits.max_num_beams) {
       const beams = $("#num-beams");
@@ -124,7 +125,9 @@ function numberOrNull(selector) {
 }
 
 function readParameters() {
-  const parameters = { max_new_tokens: numberOrNull("#max-new-tokens") ?? 32, details: true };
+  const parameters = { details: true };
+  const maxNewTokens = numberOrNull("#max-new-tokens");
+  if (maxNewTokens !== null) parameters.max_new_tokens = maxNewTokens; // empty: the server's default
   const chosen = strategy();
   if (chosen === "sample") {
     parameters.do_sample = true;
@@ -452,6 +455,9 @@ function wire() {
     $("#source").value = button.dataset.example;
     $("#source").focus();
   }));
+  $("#max-new-tokens").addEventListener("input", (event) => {
+    event.target.dataset.edited = "true";
+  });
   $("#source").addEventListener("keydown", (event) => {
     if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) $("#request-form").requestSubmit();
   });

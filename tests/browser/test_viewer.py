@@ -18,6 +18,8 @@ pytestmark = pytest.mark.browser
 SENTENCE = "La heroica ciudad dormía la siesta."
 MAX_NEW_TOKENS = 12  # short: the CPU is shared, and a dozen tokens already make a real heatmap
 READY = "['ready', 'error'].includes(document.body.dataset.phase)"
+# The same as a selector: the viewer's CSP (no 'unsafe-eval') can refuse wait_for_function's string predicates.
+READY_SELECTOR = "body[data-phase='ready'], body[data-phase='error']"
 
 # Records every token chip as it is inserted, to show that the output arrives token by token.
 COUNT_INSERTIONS = """() => {
@@ -153,13 +155,13 @@ def test_viewer_sends_the_api_key_from_its_field(keyed_viewer_server: Any, page:
     page.fill("#api-key", "wrong")
     page.fill("#max-new-tokens", "4")
     page.click("#submit")
-    page.wait_for_function(READY)
+    page.wait_for_selector(READY_SELECTOR)
     assert "API key" in page.inner_text("#status")
 
     page.fill("#api-key", keyed_viewer_server.api_key)
     page.press("#api-key", "Enter")  # Enter in the form submits it, with the new key
     with page.expect_request("**/attention") as attention_request:
-        page.wait_for_function("document.body.dataset.phase === 'ready'")
+        page.wait_for_selector("body[data-phase='ready']")
     assert attention_request.value.headers["authorization"] == f"Bearer {keyed_viewer_server.api_key}"
     page.wait_for_selector("#model-info:has-text('heads')")
     assert page.locator("#heatmap rect.cell").count() > 0
@@ -171,3 +173,42 @@ def test_viewer_sends_the_api_key_from_its_field(keyed_viewer_server: Any, page:
     assert page.context.cookies() == []
     # Only the expected refusals (without a key, then with the wrong one) reached the console.
     assert page.console_log.errors and all("401" in error for error in page.console_log.errors)
+
+
+def offline(page: Any, url: str) -> list[str]:
+    """Abort every request that leaves `url` (as without internet); return the URLs refused."""
+    refused: list[str] = []
+
+    def route(request_route: Any) -> None:
+        if request_route.request.url.startswith(url):
+            request_route.continue_()
+        else:
+            refused.append(request_route.request.url)
+            request_route.abort()
+
+    page.route("**/*", route)
+    return refused
+
+
+def test_viewer_defaults_to_the_servers_token_limit(viewer_server: Any, page: Any) -> None:
+    limit = httpx.get(f"{viewer_server.url}/info").json()["limits"]["max_new_tokens"]
+    refused = offline(page, viewer_server.url)
+    page.goto(f"{viewer_server.url}/")
+    page.wait_for_selector("#model-info:has-text('heads')")
+    assert page.input_value("#max-new-tokens") == str(limit)
+    assert page.input_value("#source") == "El artículo se publicó el tres de mayo de dos mil uno."
+    with page.expect_request("**/attention") as sent:
+        page.click("#submit")
+    assert sent.value.post_data_json["parameters"]["max_new_tokens"] == limit
+    page.wait_for_selector(READY_SELECTOR)
+    assert page.get_attribute("body", "data-phase") == "ready", page.inner_text("#status")
+    assert refused == [] and page.console_log.errors == []
+
+
+def test_docs_render_without_internet(viewer_server: Any, page: Any) -> None:
+    refused = offline(page, viewer_server.url)
+    page.goto(f"{viewer_server.url}/docs")
+    page.wait_for_selector("#swagger-ui .info .title", timeout=30_000)  # Swagger UI ran and read /openapi.json
+    assert "atento" in page.inner_text("#swagger-ui .info .title")
+    assert page.locator("#swagger-ui .opblock-summary-path[data-path='/generate']").count() >= 1
+    assert refused == [], refused
