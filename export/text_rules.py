@@ -10,7 +10,9 @@ from model.words import edit_guard_spec
 
 # The bundled normalizer reads Spanish and English; sentencex's Spanish rules split both at their
 # sentence ends (its abbreviation lists are what differ between languages).
-BUNDLED_SEGMENTATION = {"segmenter": "sentencex", "language": "es"}
+# Every line its own piece: the model is trained on paragraphs of sentences, not on many short lines
+# (bare numbers, dates, list items) in one call (README, "The bundled model").
+BUNDLED_SEGMENTATION = {"segmenter": "sentencex", "language": "es", "split_lines": True}
 
 
 def trained_on_bundled_generator(metadata: dict[str, Any]) -> bool:

@@ -162,4 +162,5 @@ def edit_guard_spec() -> dict[str, object]:
         "consumable_words": sorted(w.lower() for w in words if w),
         "consumable_characters": GUARD_CONSUMABLE_CHARACTERS,
         "producible_characters": GUARD_PRODUCIBLE_CHARACTERS,
+        "connector_words": sorted(GUARD_CONNECTORS),
     }

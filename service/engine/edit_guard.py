@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import difflib
 import re
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -43,9 +44,10 @@ class EditGuard:
 
     A span of the alignment that differs is allowed when (a) its source side is non-empty, holds only
     consumable words, tokens made of consumable characters (digit runs included) and whitespace, and
-    at least one consumable word that is not a digit run (so "3,50" -> "250" is reverted); and (b)
+    at least one consumable word that is neither a digit run nor a connector (so "3,50" -> "250" and
+    "un" -> "1" are reverted); and (b)
     its output side is non-empty and holds only tokens made of producible characters, whitespace,
-    and words that also appear (same case) in its source side.
+    and tokens of its source side (same case), each at most as often as it appears there.
     Differing spans separated only by consumable tokens ("tres" -> "3", " y ", "cuatro" -> "4") are
     judged as one span, so an edit the aligner cut in pieces ("12 de abril de 1950" -> "1950-04-12",
     where "12" or "1950" aligns on its own) is judged whole. Anything else is reverted, pure
@@ -55,6 +57,9 @@ class EditGuard:
     consumable_words: frozenset[str]
     consumable_characters: frozenset[str]
     producible_characters: frozenset[str]
+    # Consumable words that join an expression but are none alone ("de", "y", "the", "un"): a span must
+    # consume another consumable word too, so "un" -> "10" or "es de 3,50" -> "es 2" is reverted.
+    connector_words: frozenset[str] = frozenset()
 
     @classmethod
     def from_manifest(cls, entry: Any, *, where: str) -> EditGuard:
@@ -65,7 +70,7 @@ class EditGuard:
         """
         if not isinstance(entry, Mapping):
             raise ModelLoadError(f"{where}: field 'edit_guard' must be an object")
-        unknown = set(entry) - {"consumable_words", "consumable_characters", "producible_characters"}
+        unknown = set(entry) - {"consumable_words", "consumable_characters", "producible_characters", "connector_words"}
         if unknown:
             raise ModelLoadError(f"{where}: field 'edit_guard' has unknown keys {sorted(unknown)}")
         words = entry.get("consumable_words")
@@ -82,34 +87,63 @@ class EditGuard:
             if not isinstance(value, str) or any(c.isspace() for c in value):
                 raise ModelLoadError(f"{where}: field 'edit_guard.{key}' must be a string of non-space characters")
             characters[key] = frozenset(value)
+        connectors = entry.get("connector_words", [])
+        if not isinstance(connectors, list) or not all(isinstance(w, str) and w in words for w in connectors):
+            raise ModelLoadError(
+                f"{where}: field 'edit_guard.connector_words' must be a list of words from consumable_words"
+            )
         return cls(
             consumable_words=frozenset(words),
             consumable_characters=characters["consumable_characters"],
             producible_characters=characters["producible_characters"],
+            connector_words=frozenset(connectors),
         )
 
     def _consumable(self, token: str) -> bool:
         return token.isspace() or token.lower() in self.consumable_words or set(token) <= self.consumable_characters
 
     def _substantive(self, token: str) -> bool:
-        """A consumable word with a letter: what an edit must consume at least one of. Digits alone do
-        not count, so "3,50" -> "250" (digits rewritten into other digits) is reverted."""
-        return token.lower() in self.consumable_words and not token.isdigit()
+        """A consumable word with a letter that is not a connector: what an edit must consume at least one
+        of. Digits alone do not count, so "3,50" -> "250" (digits rewritten into other digits) is reverted."""
+        word = token.lower()
+        return word in self.consumable_words and word not in self.connector_words and not token.isdigit()
 
-    def allows(self, source: Sequence[str], output: Sequence[str], *, copied: Sequence[str] = ()) -> bool:
+    def allows(
+        self,
+        source: Sequence[str],
+        output: Sequence[str],
+        *,
+        copied: Sequence[str] = (),
+        beside_substantive: bool = False,
+    ) -> bool:
         """Whether replacing the `source` tokens by the `output` tokens is an allowed edit.
 
         `copied` are output tokens the aligner matched inside the span (equal runs the span was merged
-        across): they count for "non-empty" but need not be producible.
+        across): they count for "non-empty" but need not be producible. `beside_substantive`: the
+        nearest word before or after the span, past connectors, is a substantive consumable word, so a
+        span of connectors alone is part of an expression ("el uno de septiembre" -> "el 1 de septiembre").
         """
         if not source or not (output or copied):
             return False
-        if not all(self._consumable(t) for t in source) or not any(self._substantive(t) for t in source):
+        if not all(self._consumable(t) for t in source):
             return False
-        words = set(source)
-        return all(
-            t.isspace() or set(t) <= self.producible_characters or (t[0].isalnum() and t in words) for t in output
-        )
+        written = "".join([*output, *copied])
+        if any("".join(source).count(mark) != written.count(mark) for mark in "\n\r"):
+            return False  # an edit never adds, drops or moves a line break
+        if not any(self._substantive(t) for t in source) and not (
+            beside_substantive and any(t.lower() in self.connector_words for t in source)
+        ):
+            return False
+        # Beside what it produces, an edit may keep tokens of its own source side, each at most as often as
+        # it is there: "de noviembre de" or a sentence's "." that the aligner put inside a merged span.
+        kept = Counter(source)
+        for token in output:
+            if token.isspace() or set(token) <= self.producible_characters:
+                continue
+            if kept[token] == 0:
+                return False
+            kept[token] -= 1
+        return True
 
     def apply(self, source: str, output: str) -> GuardedText:
         """Return `output` with every disallowed differing span replaced by its source text."""
@@ -120,6 +154,8 @@ class EditGuard:
         end = _common_suffix(source[start:], output[start:])
         src = split_tokens(source[start : len(source) - end])
         out = split_tokens(output[start : len(output) - end])
+        before = split_tokens(source[:start])
+        context = before + src + split_tokens(source[len(source) - end :])  # the whole source, for neighbours
         pieces: list[str] = [output[:start]]
         reverted: list[RevertedEdit] = []
         for region in self._regions(src, out):
@@ -130,7 +166,10 @@ class EditGuard:
                 continue
             edited = [t for kind, _, _, b1, b2 in region if kind != "equal" for t in out[b1:b2]]
             copied = [t for kind, _, _, b1, b2 in region if kind == "equal" for t in out[b1:b2]]
-            if self.allows(src[i1:i2], edited, copied=copied):
+            beside = self._substantive_neighbour(context, len(before) + i1, step=-1) or self._substantive_neighbour(
+                context, len(before) + i2 - 1, step=1
+            )
+            if self.allows(src[i1:i2], edited, copied=copied, beside_substantive=beside):
                 pieces.append(written)
             else:
                 kept = "".join(src[i1:i2])
@@ -138,6 +177,17 @@ class EditGuard:
                 reverted.append(RevertedEdit(source=kept, output=written))
         pieces.append(output[len(output) - end :])
         return GuardedText("".join(pieces), tuple(reverted))
+
+    def _substantive_neighbour(self, tokens: list[str], at: int, *, step: int) -> bool:
+        """Whether the first word from tokens[at + step] on (in `step`'s direction), past whitespace,
+        punctuation and connectors, is a substantive consumable word."""
+        i = at + step
+        while 0 <= i < len(tokens):
+            token = tokens[i]
+            if token[0].isalnum() and token.lower() not in self.connector_words:
+                return self._substantive(token)
+            i += step
+        return False
 
     def _regions(self, source: list[str], output: list[str]) -> list[list[tuple[str, int, int, int, int]]]:
         """The aligner's opcodes grouped: an equal run alone, or differing spans with the equal runs of

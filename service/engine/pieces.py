@@ -52,10 +52,26 @@ class TextRules:
             raise planned
         return planned
 
+    @property
+    def piece_tokens(self) -> int:
+        """Inputs over this many tokens are segmented (when the model declares segmentation)."""
+        declared = self.segmentation.piece_tokens if self.segmentation is not None else None
+        return min(declared or self.max_source_tokens, self.max_source_tokens)
+
+    def _wants_pieces(self, text: str) -> bool:
+        """Whether the model's segmentation splits `text`: over the piece size, or (with split_lines)
+        holding a line break between two lines of text."""
+        if self.segmentation is None:
+            return False
+        core = text.strip()
+        if self.segmentation.split_lines and ("\n" in core or "\r" in core):
+            return True
+        return len(self.encode(text)) > self.piece_tokens
+
     def prepare(self, text: str) -> None:
-        """Do `submit`'s text work for `text` now, in any thread: its tokens and, when it is over the limit
-        and the model segments, its pieces and their tokens. A later submit of `text` reuses them."""
-        if len(self.encode(text)) <= self.max_source_tokens or self.segmentation is None:
+        """Do `submit`'s text work for `text` now, in any thread: its tokens and, when it is over the piece
+        size and the model segments, its pieces and their tokens. A later submit of `text` reuses them."""
+        if not self._wants_pieces(text):
             return
         try:
             pieces = self.plan(text).pieces
@@ -74,7 +90,7 @@ class TextRules:
         stream: bool,
         on_reverted: Callable[[int], None],
     ) -> RequestHandle | JoinedHandle:
-        """Submit `text` as one model call, or as pieces when it is over the source limit.
+        """Submit `text` as one model call, or as pieces when it is over the piece size or the source limit.
 
         The guard is applied unless the request asks for attention or forces a target (attention
         explains the model's own tokens, so their text stays the model's). An input over the limit is
@@ -85,6 +101,10 @@ class TextRules:
             InvalidInput, Overloaded, ModelNotReady: as Engine.submit.
         """
         guard = None if attention or forced else self.guard
+        # A model that declares a piece size under its limit gets long inputs in pieces even when they
+        # would fit whole; attention and forced targets always describe one model call.
+        if not (attention or forced) and self._wants_pieces(text):
+            return self._submit_pieces(text, submit_one, guard=guard, stream=stream, on_reverted=on_reverted)
         try:
             handle = submit_one(text)
         except InputTooLong:
@@ -96,22 +116,34 @@ class TextRules:
                     "Longer inputs are split into sentences, but attention covers one model call: "
                     "ask for the attention of each sentence on its own"
                 ) from None
-            plan = self.plan(text)
-            handles: list[RequestHandle] = []
-            try:
-                for piece in plan.pieces:  # in one event loop turn: the pieces share encoder passes and batches
-                    handles.append(submit_one(piece.text))
-            except ServingError:
-                for submitted in handles:
-                    submitted.cancel("disconnect")  # the client gets the error: nobody reads these
-                raise
-            return JoinedHandle(
-                handles, plan, guard=guard, on_reverted=on_reverted, input_token_ids=self.encode(text), stream=stream
-            )
+            return self._submit_pieces(text, submit_one, guard=guard, stream=stream, on_reverted=on_reverted)
         if guard is None:
             return handle
         whole = Segmented(pieces=(Piece(before="", text=text),), after="")
         return JoinedHandle([handle], whole, guard=guard, on_reverted=on_reverted, input_token_ids=None, stream=stream)
+
+    def _submit_pieces(
+        self,
+        text: str,
+        submit_one: SubmitOne,
+        *,
+        guard: EditGuard | None,
+        stream: bool,
+        on_reverted: Callable[[int], None],
+    ) -> JoinedHandle:
+        """Submit the pieces of `text` together. Raises InputTooLong: one sentence alone is over the limit."""
+        plan = self.plan(text)
+        handles: list[RequestHandle] = []
+        try:
+            for piece in plan.pieces:  # in one event loop turn: the pieces share encoder passes and batches
+                handles.append(submit_one(piece.text))
+        except ServingError:
+            for submitted in handles:
+                submitted.cancel("disconnect")  # the client gets the error: nobody reads these
+            raise
+        return JoinedHandle(
+            handles, plan, guard=guard, on_reverted=on_reverted, input_token_ids=self.encode(text), stream=stream
+        )
 
 
 class _TokenJoiner:

@@ -26,6 +26,12 @@ _PREVIEW_CHARS = 60
 class SegmentationSpec:
     segmenter: str  # "sentencex"
     language: str  # the segmenter's language code ("es", "en", ...)
+    # Inputs over this many tokens are split into pieces of at most this many, for a model that is more
+    # accurate on short inputs than near its source limit; None = the source limit.
+    piece_tokens: int | None = None
+    # True: every line is a piece of its own and any input with a line break is split at them, for a
+    # model trained on running text that does worse on many short lines packed into one call.
+    split_lines: bool = False
 
     @classmethod
     def from_manifest(cls, entry: Any, *, where: str) -> SegmentationSpec:
@@ -36,7 +42,7 @@ class SegmentationSpec:
         """
         if not isinstance(entry, Mapping):
             raise ModelLoadError(f"{where}: field 'segmentation' must be an object")
-        unknown = set(entry) - {"segmenter", "language"}
+        unknown = set(entry) - {"segmenter", "language", "piece_tokens", "split_lines"}
         if unknown:
             raise ModelLoadError(f"{where}: field 'segmentation' has unknown keys {sorted(unknown)}")
         segmenter = entry.get("segmenter")
@@ -45,7 +51,13 @@ class SegmentationSpec:
         language = entry.get("language")
         if not isinstance(language, str) or not re.fullmatch(r"[A-Za-z]{2,3}([-_][A-Za-z0-9]+)*", language):
             raise ModelLoadError(f"{where}: field 'segmentation.language' must be a language code such as 'es'")
-        return cls(segmenter=segmenter, language=language)
+        piece_tokens = entry.get("piece_tokens")
+        if piece_tokens is not None and (type(piece_tokens) is not int or piece_tokens < 2):
+            raise ModelLoadError(f"{where}: field 'segmentation.piece_tokens' must be an integer of at least 2")
+        split_lines = entry.get("split_lines", False)
+        if type(split_lines) is not bool:
+            raise ModelLoadError(f"{where}: field 'segmentation.split_lines' must be true or false")
+        return cls(segmenter=segmenter, language=language, piece_tokens=piece_tokens, split_lines=split_lines)
 
 
 @dataclass(frozen=True)
@@ -81,11 +93,12 @@ def units(text: str, spec: SegmentationSpec, *, fits: Callable[[str], bool]) -> 
 
 
 def split_text(text: str, spec: SegmentationSpec, *, count_tokens: Callable[[str], int], limit: int) -> Segmented:
-    """Pack consecutive lines (or, for a line over the limit, its sentences) greedily into pieces of at
-    most `limit` tokens.
+    """Pack consecutive lines (or, for a line over the piece size, its sentences) greedily into pieces of
+    at most `spec.piece_tokens` tokens (the limit when unset); a sentence over the piece size but within
+    the limit is a piece of its own.
 
     Args:
-        text: the input, longer than the model takes at once.
+        text: the input, longer than the model takes at once (or than its piece size).
         spec: the model's segmentation entry.
         count_tokens: the model's token count of a text (EOS included).
         limit: the model's max_source_tokens.
@@ -97,11 +110,15 @@ def split_text(text: str, spec: SegmentationSpec, *, count_tokens: Callable[[str
         InputTooLong: one sentence alone is over the limit; the message gives the limit in tokens and,
             estimated from this input's characters per token, in characters.
     """
+    target = min(spec.piece_tokens or limit, limit)
     groups: list[str] = []
     current = ""
-    for unit in units(text, spec, fits=lambda piece: count_tokens(piece) <= limit):
+    for unit in units(text, spec, fits=lambda piece: count_tokens(piece) <= target):
+        if spec.split_lines and current.strip() and current[-1] in "\r\n":
+            groups.append(current)  # a line ends the piece
+            current = ""
         candidate = current + unit
-        if count_tokens(candidate.strip()) <= limit:
+        if count_tokens(candidate.strip()) <= target:
             current = candidate
             continue
         if current.strip():

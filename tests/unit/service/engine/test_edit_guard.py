@@ -37,6 +37,10 @@ def guard() -> EditGuard:
         ("https://x.es/a tres mil", "htps://x.es/a 3000", [("https", "htps")]),
         ("tres casas", "3 perros", [("tres casas", "3 perros")]),  # one region: judged and reverted whole
         ("three", "3 of", [("three", "3 of")]),  # "of" is not in the source side
+        ("un", "10", [("un", "10")]),  # a connector alone is no number
+        ("tres\ncuatro casas", "3 4 casas", [("tres\ncuatro", "3 4")]),  # a line break lost inside an edit
+        ("Tengo un perro", "Tengo 1 perro", [("un", "1")]),
+        ("es de 3,50", "es 2", [("de 3,50", "2")]),
     ],
 )
 def test_reverts_a_bad_edit(guard: EditGuard, source: str, output: str, reverted: list[tuple[str, str]]) -> None:

@@ -60,6 +60,22 @@ def test_joining_the_pieces_gives_back_the_text(parts: list[str]) -> None:
     assert all(words(p.text) <= 4 for p in plan.pieces)
 
 
+def test_a_declared_piece_size_packs_smaller_pieces_and_a_longer_sentence_stands_alone() -> None:
+    spec = SegmentationSpec(segmenter="sentencex", language="es", piece_tokens=6)
+    text = "Uno dos tres. Cuatro cinco. Seis siete ocho nueve diez once. Doce."
+    plan = split_text(text, spec, count_tokens=words, limit=20)
+    assert [p.text for p in plan.pieces] == ["Uno dos tres. Cuatro cinco.", "Seis siete ocho nueve diez once.", "Doce."]
+    assert plan.join([p.text for p in plan.pieces]) == text
+
+
+def test_split_lines_makes_every_line_a_piece() -> None:
+    spec = SegmentationSpec(segmenter="sentencex", language="es", split_lines=True)
+    text = "Uno dos.\nTres.\n\nCuatro cinco. Seis.\n"
+    plan = split_text(text, spec, count_tokens=words, limit=20)
+    assert [p.text for p in plan.pieces] == ["Uno dos.", "Tres.", "Cuatro cinco. Seis."]
+    assert plan.join([p.text for p in plan.pieces]) == text
+
+
 def test_a_sentence_over_the_limit_says_the_limit_in_tokens_and_characters() -> None:
     text = "Corta. " + "palabra " * 20 + "final."
     with pytest.raises(InputTooLong) as caught:
