@@ -54,7 +54,8 @@ def test_too_long_413(fake_server):
     s = fake_server(max_body_bytes=2000, max_batch_inputs=2)
     _is_error(httpx.post(f"{s.url}/generate", json={"inputs": "a" * 100}), 413, "input_too_long")
     _is_error(httpx.post(f"{s.url}/generate", json={"inputs": "a" * 3000}), 413)
-    chunked = httpx.post(f"{s.url}/generate", content=iter([b'{"inputs": "', b"a" * 3000, b'"}']))
+    body = iter([b'{"inputs": "', b"a" * 3000, b'"}'])  # chunked: no length to refuse up front
+    chunked = httpx.post(f"{s.url}/generate", content=body, headers={"content-type": "application/json"})
     _is_error(chunked, 413)
     _is_error(httpx.post(f"{s.url}/generate", json={"inputs": ["a", "b", "c"]}), 413)
     assert 'atento_requests_rejected_total{reason="too_long"} 4.0' in httpx.get(f"{s.url}/metrics").text

@@ -283,8 +283,10 @@ async def _stream_events(handle: GenerationHandle, text: str, p: GenerateParamet
                 "finish_reason": FINISH_REASONS.get(result.finish_reason, result.finish_reason),
                 "generated_tokens": len(result.tokens),
                 "seed": result.seed,
-                "edit_guard": edit_guard_details(result),
             }
+            guard = edit_guard_details(result)
+            if guard is not None:  # TGI's stream details keep exactly their keys when no guard ran
+                details["edit_guard"] = guard
         generated = (text + result.text) if p.return_full_text else result.text
         yield _sse(
             {
