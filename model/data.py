@@ -14,7 +14,7 @@ import sys
 from collections.abc import Callable, Iterator, Sequence
 
 from model.carrier_text import carrier_template, carriers, random_sentence
-from model.copytext import copy_piece
+from model.copytext import copy_piece, fits_one_piece
 from model.expressions import (
     SPLITS,
     cardinal_words,
@@ -36,6 +36,7 @@ from model.expressions import number_split as number_split
 from model.pairs import DataError as DataError
 from model.pairs import Example
 from model.pairs import read_pairs_tsv as read_pairs_tsv
+from model.short_text import short_phrase
 
 # One category per clause of the contract; held-out splits sample them uniformly.
 CATEGORIES = (
@@ -69,6 +70,8 @@ CATEGORIES = (
     "copy_url",  # URLs and e-mail addresses
     "copy_markup",  # HTML, Markdown, code
     "paragraph_plain",  # several sentences and line breaks, nothing to rewrite
+    "short_es",  # alone, no sentence: "doscientas personas", "el tres de mayo"; "un", "primero" stay
+    "short_en",  # "twelve screws", "May third"; "one", "first" stay
 )
 # The categories whose target is their source: what the edit guard must keep at 100%.
 COPY_ONLY_CATEGORIES = ("copy_script", "copy_emoji", "copy_digits", "copy_url", "copy_markup", "paragraph_plain")
@@ -85,8 +88,8 @@ TRAIN_CATEGORY_WEIGHTS = {
     "date_yearless_en": 0.6,
     "date_impossible_es": 0.6,
     "date_impossible_en": 0.6,
-    "sentence_number_es": 2.0,
-    "sentence_number_en": 2.0,
+    "sentence_number_es": 2.5,
+    "sentence_number_en": 2.5,
     "sentence_date_es": 1.2,
     "sentence_date_en": 1.2,
     "context_es": 1.5,
@@ -254,6 +257,14 @@ def _insert_pieces(rng: random.Random, text: str, pieces: Sequence[str]) -> str:
 
 
 def _copy(rng: random.Random, split: str, kind: str) -> Pair:
+    """A sentence holding copy-only pieces, short enough that the model reads it whole (fits_one_piece)."""
+    while True:
+        pair = _copy_once(rng, split, kind)
+        if fits_one_piece(pair[0]):
+            return pair
+
+
+def _copy_once(rng: random.Random, split: str, kind: str) -> Pair:
     lang = _lang(rng)
     base, _ = _plain(rng, split, lang)
     pieces = [copy_piece(rng, _words(split, lang), kind) for _ in range(rng.choice((1, 1, 2, 3)))]
@@ -267,6 +278,13 @@ def _copy(rng: random.Random, split: str, kind: str) -> Pair:
 
 def _context(rng: random.Random, split: str, lang: str) -> Pair:
     """An expression in a sentence that also holds copy-only text: digits, a URL, emoji, markup."""
+    while True:
+        pair = _context_once(rng, split, lang)
+        if fits_one_piece(pair[0]) and fits_one_piece(pair[1]):
+            return pair
+
+
+def _context_once(rng: random.Random, split: str, lang: str) -> Pair:
     source, target = _expression_sentence(rng, split, lang)
     kinds = rng.sample(CONTEXT_KINDS, rng.randint(1, 2))
     pieces = [copy_piece(rng, _words(split, lang), kind) for kind in kinds]
@@ -349,6 +367,8 @@ _MAKERS: dict[str, Maker] = {
     "copy_url": lambda rng, split: _copy(rng, split, "url"),
     "copy_markup": lambda rng, split: _copy(rng, split, "markup"),
     "paragraph_plain": lambda rng, split: _paragraph(rng, split, with_expressions=False),
+    "short_es": lambda rng, split: short_phrase(rng, split, "es"),
+    "short_en": lambda rng, split: short_phrase(rng, split, "en"),
 }
 
 

@@ -29,6 +29,9 @@ MIN_NUMBER, MAX_NUMBER = 2, MAX_CARDINAL
 # held out as expressions: bare, they belong to train; inside a sentence they appear in every split
 # (a held-out sentence is held out by its carrier template or word).
 VOCABULARY_NUMBERS = frozenset([*range(2, 100), *range(100, 1000, 100)])
+# Share of training sentences whose number is a vocabulary number (2-99, the hundreds); see sample_number.
+SMALL_NUMBER_SHARE_IN_TRAINING = 0.25
+_SORTED_VOCABULARY_NUMBERS = tuple(sorted(VOCABULARY_NUMBERS))  # a frozenset has no stable order to draw from
 MIN_DATE, MAX_DATE = dt.date(1900, 1, 1), dt.date(2099, 12, 31)
 # Share of sampled numbers made round ("forty million", "seiscientos mil"), whose zeros are easy to miscount.
 ROUND_NUMBER_SHARE = 0.35
@@ -58,7 +61,12 @@ def expression_split(key: str) -> str:
 def sample_number(rng: random.Random, split: str, *, in_sentence: bool = False, max_digits: int = 12) -> int:
     """Log-uniform over digit counts, with some round numbers ("cien mil", "mil millones").
 
-    Inside a sentence the vocabulary numbers may appear in any split (see VOCABULARY_NUMBERS)."""
+    Inside a sentence the vocabulary numbers may appear in any split (see VOCABULARY_NUMBERS). Training
+    sentences also draw them on their own more often: people write "doce" far more often than
+    "doce mil millones", and log-uniform digit counts made two-digit numbers one draw in six, the
+    numbers the earlier models most often left as words."""
+    if in_sentence and split == "train" and rng.random() < SMALL_NUMBER_SHARE_IN_TRAINING:
+        return rng.choice(_SORTED_VOCABULARY_NUMBERS)
     while True:
         digits = rng.randint(1, max_digits)
         n = rng.randint(max(MIN_NUMBER, 10 ** (digits - 1)), 10**digits - 1)

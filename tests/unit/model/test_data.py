@@ -13,6 +13,7 @@ from babel.dates import format_date
 from num2words import num2words
 
 from model.carrier_text import carriers as _carriers
+from model.copytext import fits_one_piece
 from model.data import (
     CATEGORIES,
     COPY_ONLY_CATEGORIES,
@@ -21,6 +22,7 @@ from model.data import (
     Example,
     expression_split,
     generate_examples,
+    iter_examples,
     number_split,
     read_pairs_tsv,
 )
@@ -168,11 +170,8 @@ def test_dates_become_iso_and_match_babel_or_spoken_form(train: list[Example]) -
         assert not re.search(r"\d", ex.source)
     assert any(ex.source.startswith("the ") for ex in groups["date_spoken_en"])
     assert any("twenty twenty" in ex.source for ex in groups["date_spoken_en"])
-    assert any(
-        ex.source.startswith("primero de")
-        for ex in generate_examples(20000, seed=2, split="train")
-        if ex.category == "date_spoken_es"
-    )
+    spoken_es = iter_examples(seed=2, split="train", categories=("date_spoken_es",))
+    assert any(next(spoken_es).source.startswith("primero de") for _ in range(2000))
 
 
 def test_sentences_rewrite_in_place(train: list[Example]) -> None:
@@ -380,3 +379,30 @@ def test_jsonl_pairs_round_trip_any_text(tmp_path: Path) -> None:
     path.write_text('{"source": "a", "target": "b"}\n[1]\n', encoding="utf-8")
     with pytest.raises(DataError, match=r"pairs\.jsonl:2: expected an object"):
         read_pairs_jsonl(path)
+
+
+def test_short_inputs_stand_alone_and_held_out_ones_are_all_rewrites(
+    train: list[Example], test_split: list[Example]
+) -> None:
+    """"doscientas personas", "el tres de mayo", "May third" alone; "un", "one", "primero" stay words alone."""
+    for examples in (train, test_split):
+        short = [ex for ex in examples if ex.category.startswith("short_")]
+        assert len(short) > 100
+        for ex in short:
+            assert "\n" not in ex.source and len(ex.source.split()) <= 16, ex
+            if ex.source == ex.target:
+                assert not re.search(r"\d", ex.source), ex
+            else:
+                assert re.search(r"\d", ex.target) and not re.search(r"\d", ex.source), ex
+    stays = {ex.source for ex in train if ex.category.startswith("short_") and ex.source == ex.target}
+    assert {"un", "one"} <= stays
+    assert all(ex.source != ex.target for ex in test_split if ex.category.startswith("short_"))
+    assert any(re.fullmatch(r"(el )?\d+ de \w+", ex.target) for ex in train if ex.category == "short_es")
+
+
+def test_copied_sentences_fit_the_source_limit(train: list[Example]) -> None:
+    """One sentence the service cannot split must fit the model whole (the two 413s of the last model)."""
+    for ex in train:
+        if ex.category.startswith(("copy_", "context_")):
+            assert fits_one_piece(ex.source), ex
+    assert not fits_one_piece("뾪격즂먐꽲 좣쳿셉겦걒 뮃층춊싲 쵶뭌퓖횢훹 拚坱釅瓝蒜崛鲛虢 ฬฒบฏฒฮยบขฝดญมวซวซ")
