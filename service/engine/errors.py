@@ -81,6 +81,26 @@ class ModelLoadError(ServingError):
     error_type = "model_load_error"
 
 
+class ModelNotFound(ServingError):
+    """No loaded model or version of that name; the body lists the models that are (`loaded`)."""
+
+    error_type = "model_not_found"
+
+    def __init__(self, message: str, *, loaded: list[dict[str, str]] | None = None) -> None:
+        super().__init__(message)
+        self.loaded = loaded or []
+
+    def payload(self) -> dict[str, Any]:
+        return {**super().payload(), "loaded_models": self.loaded}
+
+
+class RepositoryRefused(ServingError):
+    """A model repository request that cannot be carried out as asked (unloading the default model, a
+    repository call on a server of one model directory)."""
+
+    error_type = "repository_refused"
+
+
 STATUS_BY_ERROR: dict[type[ServingError], int] = {
     InvalidInput: 422,
     InputTooLong: 413,
@@ -94,11 +114,16 @@ STATUS_BY_ERROR: dict[type[ServingError], int] = {
     ModelLoadError: 503,
     ServingError: 500,
 }
+# The model repository's errors (service/engine/repository.py): a table of their own, so that STATUS_BY_ERROR
+# stays the single-model server's contract; status_for reads both.
+REPOSITORY_STATUS: dict[type[ServingError], int] = {ModelNotFound: 404, RepositoryRefused: 400}
 
 
 def status_for(error: ServingError) -> int:
     """The HTTP status of `error`: its own class's entry, else the nearest base class's."""
     for cls in type(error).__mro__:
+        if cls in REPOSITORY_STATUS:
+            return REPOSITORY_STATUS[cls]
         if cls in STATUS_BY_ERROR:
             return STATUS_BY_ERROR[cls]
     return 500

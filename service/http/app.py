@@ -12,11 +12,13 @@ import logging
 import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from pathlib import Path
 
 from fastapi import Depends, FastAPI
 from fastapi.staticfiles import StaticFiles
 
 from service.engine import Engine, EngineClient
+from service.engine.repository import ModelRepository
 from service.http.auth import require_api_key
 from service.http.error_handlers import install_error_handlers
 from service.http.metrics import Metrics
@@ -26,6 +28,9 @@ from service.http.routes.docs import install_docs
 from service.http.routes.generate import router as generate_router
 from service.http.routes.health import router as health_router
 from service.http.routes.info import DEFAULT_STATIC_DIR, _atento_version, build_info_router, build_viewer_router
+from service.http.routes.models import include_model_routes, lease_default, publish_models
+from service.http.routes.oip import probe_router as oip_probe_router
+from service.http.routes.oip import router as oip_router
 from service.http.settings import ServiceSettings
 
 logger = logging.getLogger("atento.app")
@@ -57,9 +62,9 @@ def begin_drain(app: FastAPI) -> None:
 async def cut_off(app: FastAPI) -> None:
     """The grace period is over: the engine fails every request still in flight with ModelNotReady, so each
     gets the 503 JSON (with Retry-After) from its own route instead of being cancelled into a plain 500."""
-    engine: EngineClient = app.state.engine
+    models: ModelRepository = app.state.models
     logger.warning("grace period over: failing the requests still in flight with 503")
-    await engine.stop(drain=False, timeout_s=0.0)
+    await models.stop(drain=False, timeout_s=0.0)
 
 
 def _build_engine(settings: ServiceSettings, metrics: Metrics) -> EngineClient:
@@ -74,24 +79,56 @@ def _build_engine(settings: ServiceSettings, metrics: Metrics) -> EngineClient:
     )
 
 
+def _build_repository(settings: ServiceSettings, metrics: Metrics) -> ModelRepository:
+    """The repository of `settings.model_repository`: an Engine per version, each with its own metrics."""
+
+    def build(directory: Path, name: str, version: str) -> EngineClient:
+        engine = Engine(
+            directory,
+            variant=settings.variant,
+            device=settings.device,
+            runtime=settings.runtime,
+            batching=settings.batching,
+            observer=metrics.model_observer(name, version),
+            edit_guard=settings.edit_guard,
+        )
+        return engine
+
+    repository = ModelRepository(
+        settings.model_repository,
+        engine_factory=build,
+        names=settings.models or None,
+        default_model=settings.default_model,
+        versions=settings.repository_versions,
+        drain_timeout_s=settings.shutdown_grace_s,
+    )
+    repository.on_retired = metrics.remove_model
+    return repository
+
+
 async def _start_engine(app: FastAPI) -> None:
-    """Load and warm up the model in the background so that liveness answers while it loads."""
+    """Load and warm up the model(s) in the background so that liveness answers while they load."""
     state = app.state
-    engine: EngineClient = state.engine
+    models: ModelRepository = state.models
     try:
-        await engine.start()
+        await models.start()
     except Exception as exc:  # the service must not serve a model it could not load: exit non-zero
         logger.critical("model failed to load: %s", exc, exc_info=exc)
         on_fatal: Callable[[BaseException], None] | None = state.on_fatal
         if on_fatal is not None:
             on_fatal(exc)
         return
-    info = engine.info
-    state.metrics.set_model(name=info.name, version=info.version, variant=info.variant, provider=info.provider)
-    logger.info(
-        "model ready",
-        extra={"model": f"{info.name}/{info.version}", "variant": info.variant, "provider": info.provider},
-    )
+    if state.engine is not None:  # one model directory: its per-model series, named now that it is loaded
+        info = state.engine.info
+        state.engine.observer = state.metrics.model_observer(info.name, str(info.version))
+    publish_models(app)
+    for entry in models.serving():
+        if entry.engine is not None:
+            info = entry.engine.info
+            logger.info(
+                "model ready",
+                extra={"model": f"{info.name}/{info.version}", "variant": info.variant, "provider": info.provider},
+            )
 
 
 @asynccontextmanager
@@ -108,8 +145,8 @@ async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
                 await loader
         # Only what is left of the grace period that began with the drain (SIGTERM, usually).
         left = max(0.0, app.state.drain_deadline - time.monotonic())
-        engine: EngineClient = app.state.engine
-        await engine.stop(drain=True, timeout_s=left)
+        models: ModelRepository = app.state.models
+        await models.stop(drain=True, timeout_s=left)
         logger.info("engine stopped")
 
 
@@ -119,24 +156,29 @@ def create_app(settings: ServiceSettings, engine: EngineClient | None = None) ->
     Args:
         settings: the service's settings.
         engine: an EngineClient (tests pass a fake); None builds the real engine from
-            `settings.model_dir`.
+            `settings.model_dir`, or a model repository of `settings.model_repository` when no model
+            directory was given (ServiceSettings.serves_repository).
 
     Returns:
         The app. Its lifespan starts the engine in the background (ready once loaded and warmed up)
         and, on shutdown, drains it for up to `settings.shutdown_grace_s` seconds.
     """
     metrics = Metrics()
-    if engine is None:
-        engine = _build_engine(settings, metrics)
+    if engine is None and settings.serves_repository:
+        models = _build_repository(settings, metrics)
     else:
-        engine.observer = metrics  # an engine built elsewhere (tests) reports to this app's registry
-    client = engine  # a name mypy knows to be set, for the closures below
+        if engine is None:
+            engine = _build_engine(settings, metrics)
+        else:
+            engine.observer = metrics  # an engine built elsewhere (tests) reports to this app's registry
+        models = ModelRepository.single(engine)
 
     def engine_stats() -> tuple[int, int]:
-        stats = client.stats()
+        stats = models.stats()
         return stats.queue_depth, stats.running_sequences
 
     metrics.set_stats_source(engine_stats)
+    metrics.set_model_stats_source(models.engines)
 
     app = FastAPI(
         title="atento",
@@ -153,7 +195,8 @@ def create_app(settings: ServiceSettings, engine: EngineClient | None = None) ->
         redirect_slashes=False,
     )
     app.state.settings = settings
-    app.state.engine = engine
+    app.state.engine = engine  # None for a repository: the engine of each request is leased (routes/models.py)
+    app.state.models = models
     app.state.metrics = metrics
     app.state.api_keys = settings.resolved_api_keys()
     app.state.draining = False
@@ -173,10 +216,16 @@ def create_app(settings: ServiceSettings, engine: EngineClient | None = None) ->
     # about a tenth of the app's own time.
     keyed = [Depends(require_api_key)] if app.state.api_keys else []
     # Routing tries routes in order, so the per-request hot paths come first.
-    app.include_router(generate_router, dependencies=keyed)
-    app.include_router(attention_router, dependencies=keyed)
+    # A repository's TGI routes lease the default model (a roll-out waits for them); one model directory's
+    # need no lease, and each dependency costs a request (see above).
+    default = [*keyed, Depends(lease_default)] if engine is None else keyed
+    app.include_router(generate_router, dependencies=default)
+    app.include_router(attention_router, dependencies=default)
     app.include_router(health_router)
-    app.include_router(build_info_router(), dependencies=keyed)
+    app.include_router(oip_probe_router)  # OIP's readiness probes: open, like /health
+    app.include_router(build_info_router(), dependencies=default)
+    include_model_routes(app, [generate_router, attention_router, build_info_router()], dependencies=keyed)
+    app.include_router(oip_router, dependencies=keyed)
     app.include_router(build_viewer_router(static_dir))
     install_docs(app)
     if static_dir.is_dir():

@@ -11,6 +11,13 @@ from collections.abc import Callable
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
 
+from service.engine.types import EngineStats
+from service.http.model_metrics import ModelSeries, PerModelFamilies
+
+# Per version with an engine, read when /metrics is scraped: (model, version) -> (its engine's stats, whether
+# it takes traffic: False while it drains).
+ModelStats = Callable[[], dict[tuple[str, str], tuple[EngineStats, bool]]]
+
 # Latency buckets (seconds): sub-millisecond CPU steps up to a minute-long request.
 _LATENCY_BUCKETS = (
     0.0005,
@@ -135,6 +142,8 @@ class Metrics:
             ["name", "version", "variant", "provider"],
             registry=r,
         )
+        self.per_model = PerModelFamilies(r)  # atento_model_*{model, version}: service/http/model_metrics.py
+        self._model_stats: ModelStats | None = None
         # Known label values start at 0, so rate() and absent() work before the first event.
         for reason in REJECT_REASONS:
             self.rejected.labels(reason=reason)
@@ -151,12 +160,35 @@ class Metrics:
         self.model_info.clear()
         self.model_info.labels(name=name, version=version, variant=variant, provider=provider).set(1)
 
+    def set_models(self, models: list[tuple[str, str, str, str]]) -> None:
+        """Publish `atento_model_info` for every served (name, version, variant, provider), and nothing else."""
+        self.model_info.clear()
+        for name, version, variant, provider in models:
+            self.model_info.labels(name=name, version=version, variant=variant, provider=provider).set(1)
+
+    def model_observer(self, name: str, version: str) -> ModelSeries:
+        """The observer of one model version's engine: the series above and its own `atento_model_*`."""
+        return ModelSeries(self.per_model, self, model=name, version=version)
+
+    def remove_model(self, name: str, version: str) -> None:
+        """One version is gone: its `atento_model_*` series go with it (bounded to what is loaded)."""
+        self.per_model.remove(name, version)
+
+    def set_model_stats_source(self, stats: ModelStats | None) -> None:
+        """Say where the per-model gauges read from (the model repository)."""
+        self._model_stats = stats
+
     def render(self) -> bytes:
         """Return the registry in Prometheus text format, refreshing the gauges first."""
         if self._stats is not None:
             queue_depth, running = self._stats()
             self.queue_depth.set(queue_depth)
             self.running_sequences.set(running)
+        if self._model_stats is not None:
+            for (name, version), (stats, serving) in self._model_stats().items():
+                self.per_model.loaded.labels(model=name, version=version).set(1 if serving else 0)
+                self.per_model.queue_depth.labels(model=name, version=version).set(stats.queue_depth)
+                self.per_model.running_sequences.labels(model=name, version=version).set(stats.running_sequences)
         return generate_latest(self.registry)
 
     def observe_request(self, *, route: str, status: int, duration_s: float) -> None:

@@ -44,6 +44,7 @@ _QUIET_ROUTES = frozenset(
         "/v2/health/live",
         "/v2/health/ready",
         "/v2/models/{name}/ready",
+        "/v2/models/{name}/versions/{version}/ready",
     }
 )  # probes: access log at debug
 
@@ -119,7 +120,7 @@ class RequestContextMiddleware:
             if scope.get("method") == "POST":
                 # Before the body is read: a client without a key learns nothing from the body's checks,
                 # and nobody makes the server read (or parse) a body it will refuse anyway.
-                refusal = self._refuse_post(headers)
+                refusal = self._refuse_post(headers, oip=scope.get("path", "").startswith("/v2/"))
                 if refusal is not None:
                     await self._refuse(send_with_id, refusal)
                     return
@@ -164,8 +165,12 @@ class RequestContextMiddleware:
         encoded = value.encode()
         return key_matches(encoded, self.api_keys) or any(key in encoded for key in self.api_keys if key)
 
-    def _refuse_post(self, headers: dict[str, str]) -> ServingError | None:
-        """The error a POST gets before its body is read: no or a wrong API key (401), not JSON (415)."""
+    def _refuse_post(self, headers: dict[str, str], *, oip: bool = False) -> ServingError | None:
+        """The error a POST gets before its body is read: no or a wrong API key (401), not JSON (415).
+
+        Open Inference Protocol bodies (oip: /v2/...) are exempt from the content type: its clients send
+        none (tritonclient), or binary tensors after the JSON (service/http/oip_tensors.py checks them).
+        """
         if self.api_keys:
             scheme, _, credential = headers.get("authorization", "").partition(" ")
             if scheme.lower() != "bearer" or not credential.strip():
@@ -173,7 +178,7 @@ class RequestContextMiddleware:
             if not key_matches(credential.strip().encode("utf-8"), self.api_keys):
                 return Unauthorized("invalid API key")
         content_type = headers.get("content-type", "")
-        if not _JSON_TYPE.match(content_type.strip().lower()):
+        if not oip and not _JSON_TYPE.match(content_type.strip().lower()):
             return UnsupportedMediaType(
                 f"request bodies are JSON: send 'Content-Type: application/json', not {content_type[:80]!r}"
             )

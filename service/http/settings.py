@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, Field, SecretStr, field_validator
+from pydantic import BaseModel, Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from service.engine.settings import BatchingSettings, RuntimeSettings
@@ -77,6 +77,27 @@ class ServiceSettings(BaseSettings):
     model_dir: Path = Field(
         Path("models/normalize/1"), description="The exported model directory to serve (docs/model-directory.md)."
     )
+    # A model repository (service/engine/repository.py) unless ATENTO_MODEL_DIR is given: `serves_repository`.
+    model_repository: Path = Field(
+        Path("models"),
+        description="The model repository: every <name>/<version>/ model directory under it is served (the newest "
+        "`repository_versions` of each name). Ignored when model_dir is set.",
+    )
+    models: Annotated[tuple[str, ...], NoDecode] = Field(
+        (), description="Comma-separated model names to serve from the repository; empty = every one there."
+    )
+    default_model: str | None = Field(
+        None,
+        description="The repository's model behind the TGI routes (/generate, /generate_stream, /, /attention, "
+        "/info) and readiness; null = the only one, or the first by name.",
+    )
+    repository_versions: int = Field(
+        1,
+        ge=1,
+        le=16,
+        description="Versions of each model served: the newest N that verify and load (Triton's version policy "
+        "latest N). A newer one loads beside them, then takes the traffic; the oldest drains and is unloaded.",
+    )
     variant: str | None = Field(
         None, description="The manifest's variant to load (fp32, int8, fp16); null = its default_variant."
     )
@@ -117,6 +138,25 @@ class ServiceSettings(BaseSettings):
     batching: BatchingSettings = Field(default_factory=BatchingSettings, description="Continuous batching limits.")
     runtime: RuntimeSettings = Field(default_factory=RuntimeSettings, description="onnxruntime session options.")
     server: ServerSettings = Field(default_factory=ServerSettings, description="uvicorn's connection limits.")
+
+    @field_validator("models", mode="before")
+    @classmethod
+    def _split_models(cls, value: object) -> object:
+        """Accept "a,b" (env, CLI) as well as a list."""
+        if isinstance(value, str):
+            return tuple(name.strip() for name in value.split(",") if name.strip())
+        return value
+
+    @model_validator(mode="after")
+    def _one_source(self) -> ServiceSettings:
+        if {"model_dir", "model_repository"} <= self.model_fields_set:
+            raise ValueError("set model_dir (one model directory) or model_repository (a repository), not both")
+        return self
+
+    @property
+    def serves_repository(self) -> bool:
+        """A repository of models, unless one model directory was asked for (ATENTO_MODEL_DIR, --model-dir)."""
+        return "model_dir" not in self.model_fields_set
 
     @field_validator("api_keys", mode="before")
     @classmethod

@@ -1,5 +1,6 @@
 """Probes and metrics, never behind API keys: TGI's /health, /health/{live,ready}, the Open Inference
-Protocol's /v2 probes (KServe, Triton's Helm chart) and Prometheus' /metrics.
+Protocol's server probes (KServe, Triton's Helm chart; its model probes are in routes/oip.py) and Prometheus'
+/metrics.
 """
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ from typing import Any
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, Response
 
-from service.engine.errors import ModelNotReady, status_for
+from service.engine.errors import ModelNotReady, ServingError, status_for
 from service.http.error_handlers import error_body, error_headers
 from service.http.metrics import CONTENT_TYPE_LATEST
 from service.http.schemas import ErrorResponse, HealthStatus
@@ -22,10 +23,14 @@ _NOT_READY: dict[int | str, dict[str, Any]] = {
 }
 
 
-def _readiness(request: Request) -> ModelNotReady | None:
+def _readiness(request: Request) -> ServingError | None:
     if request.app.state.draining:
         return ModelNotReady("shutting down")
-    if not engine_of(request).ready:
+    try:
+        engine = engine_of(request)  # a repository's default model (service/http/state.py)
+    except ServingError as problem:  # not served (404) or still loading (503)
+        return problem
+    if not engine.ready:
         return ModelNotReady("model is loading")
     return None
 
@@ -80,20 +85,6 @@ async def v2_ready(request: Request) -> Response:
     problem = _readiness(request)
     if problem is None:
         return JSONResponse({"ready": True})
-    return JSONResponse(error_body(problem), status_code=status_for(problem), headers=error_headers(problem))
-
-
-@router.get(
-    "/v2/models/{name}/ready",
-    responses={**_NOT_READY, 404: {"model": ErrorResponse, "description": "No model of that name"}},
-    summary="Open Inference Protocol model readiness",
-)
-async def v2_model_ready(request: Request, name: str) -> Response:
-    problem = _readiness(request)
-    if problem is None and name != engine_of(request).info.name:
-        return JSONResponse({"error": f"unknown model {name!r}", "error_type": "not_found"}, status_code=404)
-    if problem is None:
-        return JSONResponse({"name": name, "ready": True})
     return JSONResponse(error_body(problem), status_code=status_for(problem), headers=error_headers(problem))
 
 
