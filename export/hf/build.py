@@ -30,7 +30,8 @@ from export.graphs import (
 )
 from export.hf.checkpoint import HfCheckpoint, HfCheckpointError, load_model, read_config
 from export.hf.families import Family, family_of
-from export.hf.generation import generation_fields, language_fields, special_tokens
+from export.hf.generation import generation_fields, language_fields, marian_language_fields, special_tokens
+from export.hf.int8 import int8_variant
 from export.hf.parity import ImportParity, check_import
 from export.hf.tokenizer import check_ids, probe_texts, source_template
 from export.model_dir import FORMAT, graph_signature, staged_directory, tool_versions, write_manifest
@@ -157,10 +158,12 @@ def build_from_transformers(source: Path, config: ExportConfig, *, replace: bool
     manifest_config = model_config(checkpoint, family.encoder_graph(checkpoint.model).eval())
     specials = special_tokens(checkpoint.generation, hf_config, unk=tokenizer.token_to_id("<unk>"))
     generation = generation_fields(checkpoint.generation, hf_config, vocab_size=manifest_config["vocab_size"])
-    special = {t.content for t in tokenizer.get_added_tokens_decoder().values() if t.special}
+    special = {t.content for t in tokenizer.get_added_tokens_decoder().values()}  # codes are added tokens
     languages = language_fields(
         tokenizer.get_vocab(), special=special, template=template, forced_bos=generation["forced_bos_token_id"]
     )
+    if checkpoint.model_type == "marian":
+        languages = marian_language_fields(dict(reference.get_vocab()))
     positions = int(hf_config.get("max_position_embeddings", 512))
     target = Path(config.out)
     with staged_directory(target, replace=replace) as staging:
@@ -180,6 +183,24 @@ def build_from_transformers(source: Path, config: ExportConfig, *, replace: bool
         if not report.passed:
             raise ParityError(f"the graphs differ from transformers: {report.to_manifest()}")
         tokenizer.save(str(staging / TOKENIZER))
+        variants: dict[str, Any] = {
+            "fp32": {"encoder": "encoder.onnx", "decoder": "decoder.onnx", "device": "cpu", "checked": True}
+        }
+        if config.int8:
+            started = time.perf_counter()
+            texts = probe_texts(tokenizer, count=config.parity_inputs, seed=config.seed)
+            sources = [list(reference(text).input_ids)[:positions] for text in texts]
+            variants.update(
+                int8_variant(
+                    staging,
+                    sources,
+                    start=specials["bos"],
+                    eos=specials["eos"],
+                    max_new_tokens=min(config.max_new_tokens or 32, positions - 1),
+                    max_drop=config.int8_max_exact_match_drop,
+                )
+            )
+            logger.info("int8 variant checked in %.1f s", time.perf_counter() - started)
         name, version = target.resolve().parent.name, target.resolve().name
         manifest = {
             "format": FORMAT,
@@ -193,9 +214,7 @@ def build_from_transformers(source: Path, config: ExportConfig, *, replace: bool
             "max_target_tokens": positions,
             "opset": config.opset,
             "graphs": {"encoder": graph_signature(paths.encoder), "decoder": graph_signature(paths.decoder)},
-            "variants": {
-                "fp32": {"encoder": "encoder.onnx", "decoder": "decoder.onnx", "device": "cpu", "checked": True}
-            },
+            "variants": variants,
             "default_variant": "fp32",
             "tools": {**tool_versions(), "transformers": transformers.__version__},
             "parity": report.to_manifest(),

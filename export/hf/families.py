@@ -15,7 +15,7 @@ from torch import nn
 from export.hf.bart_graphs import BartDecoderGraph, BartEncoderGraph, BartStyle
 from export.hf.checkpoint import HfCheckpointError
 from export.hf.t5_graphs import T5DecoderGraph, T5EncoderGraph
-from export.hf.tokenizer import fast_tokenizer, marian_tokenizer
+from export.hf.tokenizer import fast_tokenizer, m2m100_tokenizer, marian_tokenizer
 
 
 @dataclass(frozen=True)
@@ -38,7 +38,7 @@ FAMILIES: dict[str, Family] = {
         encoder_graph=lambda model: BartEncoderGraph(model, MARIAN),
         decoder_graph=lambda model: BartDecoderGraph(model, MARIAN),
         tokenizer=marian_tokenizer,
-        needs="source.spm, target.spm, vocab.json (one shared vocabulary)",
+        needs="source.spm, target.spm, vocab.json (one shared vocabulary; multilingual models' >>fra<< codes included)",
     ),
     "bart": Family(
         model_type="bart",
@@ -58,8 +58,8 @@ FAMILIES: dict[str, Family] = {
         model_type="m2m_100",
         encoder_graph=lambda model: BartEncoderGraph(model, M2M100),
         decoder_graph=lambda model: BartDecoderGraph(model, M2M100),
-        tokenizer=fast_tokenizer,
-        needs="tokenizer.json (NLLB's layout; M2M100's sentencepiece.bpe.model + vocab.json is not converted)",
+        tokenizer=m2m100_tokenizer,
+        needs="tokenizer.json (NLLB's layout) or M2M100's sentencepiece.bpe.model + vocab.json (converted)",
     ),
     "t5": Family(
         model_type="t5",

@@ -112,3 +112,14 @@ def language_fields(
     around = [*template["prefix"], *template["suffix"]]
     source = next((by_id[i] for i in around if i in by_id), None)
     return {"codes": codes, "source": source, "target": by_id.get(forced_bos) if forced_bos is not None else None}
+
+
+def marian_language_fields(vocab: dict[str, int]) -> dict[str, Any] | None:
+    """Multilingual Marian's `languages`: its target codes (">>fra<<"), which a source starts with (in_source);
+    None for a single-pair model."""
+    codes = {
+        token: token_id for token, token_id in sorted(vocab.items()) if token.startswith(">>") and token.endswith("<<")
+    }
+    if not codes:
+        return None
+    return {"codes": codes, "source": None, "target": None, "in_source": True}

@@ -30,14 +30,18 @@ NORMAL, USER_DEFINED = 1, 4  # SentencePiece piece types
 MARIAN_FILES = ("source.spm", "target.spm", "vocab.json")
 
 
-def read_spm(path: Path) -> Any:
+UNIGRAM, BPE = 1, 2  # SentencePiece model types
+
+
+def read_spm(path: Path, *, model_type: int = UNIGRAM) -> Any:
     proto = sentencepiece_model_pb2.ModelProto()
     try:
         proto.ParseFromString(path.read_bytes())
     except Exception as error:  # protobuf's DecodeError has no stable import path across versions
         raise HfCheckpointError(f"{path} is not a SentencePiece model: {error}") from error
-    if proto.trainer_spec.model_type != 1:
-        raise HfCheckpointError(f"{path}: only unigram SentencePiece models are supported")
+    if proto.trainer_spec.model_type != model_type:
+        kind = "unigram" if model_type == UNIGRAM else "BPE"
+        raise HfCheckpointError(f"{path}: expected a {kind} SentencePiece model")
     if any(piece.type == USER_DEFINED for piece in proto.pieces):
         raise HfCheckpointError(f"{path}: user-defined SentencePiece pieces are not supported")
     for piece in proto.pieces:
@@ -99,12 +103,8 @@ def marian_tokenizer(directory: Path, config: dict[str, Any]) -> tokenizers.Toke
         raise HfCheckpointError(
             f"{directory / 'vocab.json'} has {len(vocab)} entries, config.json says vocab_size {config['vocab_size']}"
         )
-    codes = [t for t in vocab if t.startswith(">>") and t.endswith("<<")]
-    if codes:
-        raise HfCheckpointError(
-            f"{directory / 'vocab.json'}: multilingual Marian models (target codes such as {codes[0]}) "
-            "are not supported"
-        )
+    # Multilingual Marian's target codes (">>fra<<"): the service reads one off the start of a source as
+    # MarianTokenizer does (docs/model-directory.md, languages.in_source), so they only need their ids here.
     specials = [t for t in ("</s>", "<unk>", "<pad>") if t in vocab]
     tokenizer = spm_with_vocab(read_spm(directory / "source.spm"), vocab, specials=specials)
     # MarianTokenizer.decode ends with str.strip(): every space at either end goes, not only the dummy prefix.
@@ -167,3 +167,65 @@ def source_template(reference: Any) -> dict[str, list[int]]:
     if any(t != templates[0] for t in templates):
         raise HfCheckpointError(f"the tokenizer's special tokens differ between texts: {templates}")
     return templates[0]
+
+
+M2M100_FILES = ("sentencepiece.bpe.model", "vocab.json")
+
+
+def m2m100_tokenizer(directory: Path, config: dict[str, Any]) -> tokenizers.Tokenizer:
+    """M2M100: NLLB's tokenizer.json when the directory has one, else M2M100's own layout converted: the
+    SentencePiece BPE's segmentation (merges ranked by piece score, as SentencePiece merges) numbered by
+    vocab.json, the language codes after it (M2M100Tokenizer's `__en__` at len(vocab.json) + i). A piece
+    vocab.json lacks is <unk> for transformers; here it gets an id at or above the model's vocab_size, which
+    the service reads as <unk> (service/engine/tokenizer.py).
+
+    Raises:
+        HfCheckpointError: a file is missing or unreadable.
+    """
+    if (directory / "tokenizer.json").exists():
+        return fast_tokenizer(directory, config)
+    require_files(directory, M2M100_FILES)
+    from transformers import M2M100Tokenizer  # the reference's own language codes and their ids
+
+    reference = M2M100Tokenizer.from_pretrained(str(directory), local_files_only=True)
+    vocab = json.loads((directory / "vocab.json").read_text())
+    if not isinstance(vocab, dict) or "<unk>" not in vocab:
+        raise HfCheckpointError(f"{directory / 'vocab.json'} must map pieces to ids, <unk> among them")
+    proto = read_spm(directory / "sentencepiece.bpe.model", model_type=BPE)
+    normal = [(index, piece) for index, piece in enumerate(proto.pieces) if piece.type == NORMAL]
+    codes = dict(reference.lang_token_to_id)
+    specials = [t for t in ("<s>", "<pad>", "</s>", "<unk>") if t in vocab]
+    fresh = max(int(config["vocab_size"]), len(vocab) + len(codes))
+    model_vocab: dict[str, int] = {}
+    for _, piece in normal:
+        if piece.piece in vocab:
+            model_vocab[piece.piece] = vocab[piece.piece]
+        else:
+            model_vocab[piece.piece], fresh = fresh, fresh + 1
+    for token, token_id in vocab.items():
+        if token not in model_vocab:
+            model_vocab[token if token in specials else UNREACHABLE + token] = token_id
+    model_vocab.update(codes)
+    tokenizer = SpmConverter.build_tokenizer_from_spm_proto(proto, model_vocab, spm_merges(normal))
+    if not isinstance(tokenizer, tokenizers.Tokenizer):
+        raise HfCheckpointError("transformers could not convert the SentencePiece model")
+    tokenizer.normalizer = normalizers.Sequence([normalizers.Replace(UNREACHABLE, STAND_IN), tokenizer.normalizer])
+    # M2M100Tokenizer.decode ends with str.strip(), as Marian's does.
+    tokenizer.decoder = decoders.Sequence(
+        [decoders.Replace(UNREACHABLE, ""), tokenizer.decoder, decoders.Replace(Regex(r"\A\s+|\s+\z"), "")]
+    )
+    tokenizer.add_special_tokens([AddedToken(t, special=True, normalized=False) for t in [*specials, *codes]])
+    return tokenizer
+
+
+def spm_merges(normal: Sequence[tuple[int, Any]]) -> list[tuple[str, str]]:
+    """A SentencePiece BPE's merges as `tokenizers` ranks them: every split of a piece into two pieces,
+    best piece score first, then piece id (transformers' build_tokenizer_from_spm_proto, by piece, not id)."""
+    scores = {piece.piece: (piece.score, index) for index, piece in normal}
+    ranked = []
+    for token, (score, index) in scores.items():
+        for split in range(1, len(token)):
+            left, right = token[:split], token[split:]
+            if left in scores and right in scores:
+                ranked.append((-score, index, left, right))
+    return [(left, right) for _, _, left, right in sorted(ranked)]

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from service.engine.decoding_rules import DecodingRules
 from service.engine.sampling import apply_repetition_penalty, log_softmax
 
 
@@ -40,8 +41,10 @@ class BeamSearch:
         length_penalty: float,
         eos_id: int,
         repetition_penalty: float | None = None,
+        rules: DecodingRules | None = None,
     ) -> None:
         self.num_beams = num_beams
+        self.rules = rules  # a request's bad words / n-grams / forced tokens, on the log-probabilities
         self.max_new_tokens = max_new_tokens
         self.length_penalty = length_penalty
         self.eos_id = eos_id
@@ -71,7 +74,16 @@ class BeamSearch:
                 ]
             )
         log_probs = log_softmax(logits)  # (W, V)
-        totals = log_probs + np.asarray([b.total for b in self.beams], dtype=np.float32)[:, None]  # float32
+        scores = log_probs
+        if self.rules is not None and self.rules.active:
+            # As transformers: the rules act on the log-probabilities; a beam keeps the model's own logprobs.
+            scores = np.stack(
+                [
+                    self.rules.apply(row, beam.tokens, max_new_tokens=self.max_new_tokens)
+                    for row, beam in zip(log_probs, self.beams, strict=True)
+                ]
+            )
+        totals = scores + np.asarray([b.total for b in self.beams], dtype=np.float32)[:, None]  # float32
         vocab = totals.shape[1]
         # A stable sort of the negated scores keeps ties in (beam, token) order, like the reference.
         order = np.argsort(-totals.reshape(-1), kind="stable")[: 2 * self.num_beams]

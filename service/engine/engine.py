@@ -8,6 +8,7 @@ No HTTP here, and no torch.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import functools
 import itertools
 import logging
@@ -26,14 +27,15 @@ from service.engine.errors import (
 )
 from service.engine.executor import BatchExecutor, ModelShape, Request, SpecialIds
 from service.engine.handle import RequestHandle
-from service.engine.model_dir import ModelFiles, load_model_directory
+from service.engine.model_dir import MANIFEST, ModelFiles, load_model_directory
 from service.engine.observer import EngineObserver, NoObserver
 from service.engine.pieces import JoinedHandle, TextRules
+from service.engine.request_rules import ModelLanguages, request_rules, with_languages
 from service.engine.runner import OnnxRunner, Runner
 from service.engine.scheduler import BatchPolicy, PendingRequest, Scheduler
 from service.engine.settings import BatchingSettings, RuntimeSettings
 from service.engine.text_cache import TextMemo
-from service.engine.tokenizer import Tokenizer
+from service.engine.tokenizer import Tokenizer, UnknownIds
 from service.engine.types import AttentionSpec, EngineStats, GenerationParams, ModelInfo
 from service.engine.worker import EngineLoop, Entry
 
@@ -52,6 +54,7 @@ class _Loaded:
     # Memoized tokenizer.encode of long texts: Engine.prepare fills it off the event loop for submit.
     encode: TextMemo[tuple[list[int], list[tuple[int, int]]]] = field(init=False)
     max_input_chars: int = field(init=False)  # longer inputs are refused before any tokenizing
+    languages: ModelLanguages | None = field(init=False)  # manifest["languages"]: per-request source/target
 
 
 RunnerFactory = Callable[[ModelFiles], Runner]
@@ -106,11 +109,15 @@ class Engine:
     def _load(self) -> _Loaded:
         model = load_model_directory(self.model_dir, variant=self.variant)
         template = model.manifest.get("source_template") or {}  # imported models: docs/model-directory.md
+        languages = ModelLanguages.from_manifest(model.manifest.get("languages"), where=str(model.directory / MANIFEST))
+        unk = model.special_tokens.get("unk")
         tokenizer = Tokenizer.from_file(
             model.tokenizer,
             eos_id=model.special_tokens["eos"],
             prefix=template.get("prefix", ()),
             suffix=template.get("suffix"),
+            unknown=None if unk is None else UnknownIds(vocab_size=model.vocab_size, unk_id=int(unk)),
+            leading_codes=languages.codes if languages is not None and languages.in_source else None,
         )
         if self._runner_factory is not None:
             runner, provider = self._runner_factory(model), "custom"
@@ -126,6 +133,7 @@ class Engine:
             model.manifest, start=special.bos, eos=special.eos, where=str(model.directory / "manifest.json")
         )
         loaded.executor = BatchExecutor(runner, tokenizer, special=special, shape=shape, generation=generation)
+        loaded.languages = languages
         loaded.encode = TextMemo(tokenizer.encode)
         loaded.texts = TextRules(
             guard=model.edit_guard if self.edit_guard else None,
@@ -193,6 +201,7 @@ class Engine:
             max_source_tokens=model.max_source_tokens,
             max_target_tokens=model.max_target_tokens,
             limits=self.batching.model_dump(),
+            languages=None if loaded.languages is None else dataclasses.asdict(loaded.languages),
         )
 
     def stats(self) -> EngineStats:
@@ -315,9 +324,19 @@ class Engine:
             raise InputTooLong(
                 f"the input has {len(source_ids)} tokens with EOS; the limit is {model.max_source_tokens}"
             )
+        source_ids = with_languages(source_ids, params, languages=loaded.languages, tokenizer=loaded.tokenizer)
+        rules = request_rules(
+            params,
+            loaded.executor.generation.rules,
+            languages=loaded.languages,
+            tokenizer=loaded.tokenizer,
+            vocab_size=model.vocab_size,
+        )
         target_ids = None
         if forced_target is not None:
             target_ids = loaded.tokenizer.encode_plain(forced_target)
+            if rules is not None and params.target_language is not None and rules.forced_bos is not None:
+                target_ids = [rules.forced_bos, *target_ids]  # the language code the model would start with
             if len(target_ids) + 1 > model.max_target_tokens:
                 raise InputTooLong(
                     f"forced_target has {len(target_ids)} tokens; the limit is {model.max_target_tokens - 1}"
@@ -333,6 +352,7 @@ class Engine:
             seed=seed,
             attention=attention,
             forced_target=target_ids,
+            rules=rules,
         )
         return request, params.num_beams
 

@@ -69,11 +69,13 @@ class BatchExecutor:
         self._active: dict[str, RequestState] = {}  # insertion order = row order
         self._cache: KvCache | None = None
         self._owners: list[str | None] = []  # per cache row: its request, None for a dead row
+        self._watching: set[str] = set()  # requests keeping decoder or cross attention (asked every step)
         self._sparse_steps = 0  # consecutive steps with at least a quarter of the rows dead
 
     @property
     def rows(self) -> int:
-        return sum(a.width for a in self._active.values())
+        # The live rows, counted in C: the worker asks twice a step, and a sum over requests cost more.
+        return len(self._owners) - self._owners.count(None)
 
     @property
     def request_ids(self) -> list[str]:
@@ -83,6 +85,7 @@ class BatchExecutor:
         """Forget the whole batch (after a failed step); returns the ids it held."""
         ids = list(self._active)
         self._active.clear()
+        self._watching.clear()
         self._cache = None
         self._owners = []
         self._sparse_steps = 0
@@ -98,6 +101,7 @@ class BatchExecutor:
 
     def _kill(self, active: RequestState) -> None:
         """Mark a leaving request's rows dead; the next compaction removes them."""
+        self._watching.discard(active.request.id)
         for row in active.rows:
             self._owners[row] = None
 
@@ -170,6 +174,7 @@ class BatchExecutor:
             except Exception as error:
                 for request in join:
                     self._active.pop(request.id, None)
+                    self._watching.discard(request.id)
                 raise StepFailed([r.id for r in join], error) from error
         if not self._active:
             return outcome
@@ -197,6 +202,8 @@ class BatchExecutor:
                 outcome.tokens.extend((request.id, e) for e in active.events)
                 continue
             self._active[request.id] = active
+            if active.wants("decoder") or active.wants("cross"):
+                self._watching.add(request.id)
             joined.append(row)
         if joined:
             fresh = encoded.cache if len(joined) == encoded.cache.batch else encoded.cache.filter(joined)
@@ -212,6 +219,9 @@ class BatchExecutor:
             self._cache = fresh  # assigned last: a failure above leaves the running batch as it was
             self._place(order)
 
+    def _rules(self, request: Request) -> DecodingRules:
+        return self.generation.rules if request.rules is None else request.rules
+
     def _new_active(self, request: Request) -> RequestState:
         params = request.params
         active = RequestState(
@@ -224,7 +234,7 @@ class BatchExecutor:
                 length_penalty=params.length_penalty,
                 eos_id=self.special.eos,
                 early_stopping=self.generation.early_stopping,
-                rules=self.generation.rules,
+                rules=self._rules(request),
                 repetition_penalty=params.repetition_penalty,
             )
         elif params.num_beams > 1:
@@ -234,6 +244,7 @@ class BatchExecutor:
                 length_penalty=params.length_penalty,
                 eos_id=self.special.eos,
                 repetition_penalty=params.repetition_penalty,
+                rules=request.rules,  # atento's own models have no model rules, only a request's
             )
         else:
             active.chooser = TokenChooser(params, seed=request.seed)
@@ -269,13 +280,13 @@ class BatchExecutor:
         if None in self._owners:
             # A dead row's new column is masked: its position stops growing (stays in range).
             tgt_mask = np.asarray([owner is not None for owner in self._owners]).reshape(batch, 1)
-        wants = any(a.wants("decoder") or a.wants("cross") for a in self._active.values())
-        out = self.runner.decode(tokens, self._cache, attention=wants, tgt_mask=tgt_mask)
+        out = self.runner.decode(tokens, self._cache, attention=bool(self._watching), tgt_mask=tgt_mask)
         outcome.rows = batch
         logits = out.logits[:, -1]  # (B, V)
         chosen = self._choose(logits)
         logprobs = chosen_logprobs(logits, np.asarray(chosen, dtype=np.int64)).tolist()
-        sources: dict[str, tuple[range, list[int]]] = {}  # surviving request -> (its rows, their next sources)
+        # surviving request -> (its rows, their next sources; None: the same rows, as every one-row request)
+        sources: dict[str, tuple[range, list[int] | None]] = {}
         for request_id, active in list(self._active.items()):
             rows = active.rows
             if active.logs:
@@ -297,7 +308,7 @@ class BatchExecutor:
             event, reason = active.advance(self._context, chosen[rows.start], logprobs[rows.start])
             outcome.tokens.append((request_id, event))
             if reason is None:
-                sources[request_id] = (rows, list(rows))
+                sources[request_id] = (rows, None)  # no list per row and step: most steps move nothing
             else:
                 outcome.results[request_id] = active.result(self._context, reason)
                 self._kill(self._active.pop(request_id))
@@ -309,8 +320,8 @@ class BatchExecutor:
     def _choose(self, logits: np.ndarray) -> list[int]:
         """Every row's next token: one arg-max for the batch, per row only sampling and penalties."""
         chosen: list[int] = logits.argmax(axis=-1).tolist()  # first maximum = lowest id on ties
-        rules = self.generation.rules
         for active in self._active.values():
+            rules = self._rules(active.request)
             if active.chooser is not None and (rules.active or not active.chooser.is_plain_greedy):
                 row = active.first_row
                 # transformers applies the rules to the raw logits before choosing (greedy and sampling).
@@ -318,14 +329,15 @@ class BatchExecutor:
                 chosen[row] = active.chooser.choose_token(scores, active.generated)
         return chosen
 
-    def _rearrange(self, sources: dict[str, tuple[range, list[int]]]) -> None:
+    def _rearrange(self, sources: dict[str, tuple[range, list[int] | None]]) -> None:
         """Apply this step's beam reordering and departures to the cache, copying as little as possible."""
         assert self._cache is not None  # noqa: S101
-        moved = [(rows, source) for rows, source in sources.values() if source != list(rows)]
+        moved = [(rows, source) for rows, source in sources.values() if source is not None and source != list(rows)]
         resized = any(len(source) != len(rows) for rows, source in moved)
         if resized:  # a beam search widened (its first step): one gather
             order = sorted(sources, key=lambda request_id: sources[request_id][0].start)
-            self._cache = self._cache.filter([row for request_id in order for row in sources[request_id][1]])
+            gather = [list(rows) if source is None else source for rows, source in (sources[i] for i in order)]
+            self._cache = self._cache.filter([row for rows in gather for row in rows])
             self._place(order)
             return
         for rows, source in moved:  # beams reorder within their own rows: copy just those, in place

@@ -11,6 +11,7 @@ import numpy as np
 
 from service.engine.attention_record import AttentionLog
 from service.engine.beam import BeamSearch
+from service.engine.decoding_rules import DecodingRules
 from service.engine.sampling import TokenChooser
 from service.engine.tokenizer import Decoding, IncrementalDetokenizer
 from service.engine.transformers_beam import TransformersBeamSearch
@@ -48,6 +49,7 @@ class Request:
     seed: int | None = None
     attention: AttentionSpec | None = None
     forced_target: list[int] | None = None  # teacher forcing: target ids without BOS/EOS
+    rules: DecodingRules | None = None  # this request's own decoding rules (request_rules.py); None = the model's
 
 
 @dataclass

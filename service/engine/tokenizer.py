@@ -6,13 +6,20 @@ Imports only `tokenizers`; never model/.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
 import tokenizers
 
 from service.engine.errors import ModelLoadError
+
+
+@dataclass(frozen=True)
+class UnknownIds:
+    vocab_size: int  # the model's: a tokenizer id at or above it becomes unk_id
+    unk_id: int
 
 
 class Tokenizer:
@@ -29,21 +36,34 @@ class Tokenizer:
         eos_id: int,
         prefix: Sequence[int] = (),
         suffix: Sequence[int] | None = None,
+        unknown: UnknownIds | None = None,
+        leading_codes: Mapping[str, int] | None = None,
     ) -> None:
         self._tok = tok
         self._tok.encode_special_tokens = True
         self.eos_id = eos_id
         self.prefix = list(prefix)
         self.suffix = [eos_id] if suffix is None else list(suffix)
+        self.unknown = unknown
+        # Multilingual Marian: a source may start with its target code (">>fra<<"), read off as MarianTokenizer does.
+        self.leading_codes = leading_codes
 
     @classmethod
     def from_file(
-        cls, path: Path, *, eos_id: int, prefix: Sequence[int] = (), suffix: Sequence[int] | None = None
+        cls,
+        path: Path,
+        *,
+        eos_id: int,
+        prefix: Sequence[int] = (),
+        suffix: Sequence[int] | None = None,
+        unknown: UnknownIds | None = None,
+        leading_codes: Mapping[str, int] | None = None,
     ) -> Tokenizer:
         try:
-            return cls(tokenizers.Tokenizer.from_file(str(path)), eos_id=eos_id, prefix=prefix, suffix=suffix)
+            tok = tokenizers.Tokenizer.from_file(str(path))
         except Exception as error:  # tokenizers raises a bare Exception for malformed files
             raise ModelLoadError(f"{path} is not a valid tokenizer: {error}") from error
+        return cls(tok, eos_id=eos_id, prefix=prefix, suffix=suffix, unknown=unknown, leading_codes=leading_codes)
 
     @property
     def vocab_size(self) -> int:
@@ -52,13 +72,30 @@ class Tokenizer:
     def encode(self, text: str) -> tuple[list[int], list[tuple[int, int]]]:
         """Ids with the prefix and suffix (EOS), and per id its (start, end) character offsets (prefix:
         (0, 0), suffix: (len, len))."""
-        enc = self._tok.encode(text, add_special_tokens=False)
-        offsets = [(int(s), int(e)) for s, e in enc.offsets]
+        code_ids, start = self._leading_code(text)
+        enc = self._tok.encode(text[start:], add_special_tokens=False)
+        offsets = [(0, start)] * len(code_ids) + [(int(s) + start, int(e) + start) for s, e in enc.offsets]
         end = (len(text), len(text))
         return (
-            [*self.prefix, *enc.ids, *self.suffix],
+            [*self.prefix, *code_ids, *self._known(enc.ids), *self.suffix],
             [*[(0, 0)] * len(self.prefix), *offsets, *[end] * len(self.suffix)],
         )
+
+    def _leading_code(self, text: str) -> tuple[list[int], int]:
+        """MarianTokenizer.remove_language_code: ">>...<<" at the very start is one token (<unk> if unknown)."""
+        if self.leading_codes is None or not text.startswith(">>") or (end := text.find("<<")) == -1:
+            return [], 0
+        code = text[: end + 2]
+        token = self.leading_codes.get(code, None if self.unknown is None else self.unknown.unk_id)
+        return ([], 0) if token is None else ([token], end + 2)
+
+    def _known(self, ids: list[int]) -> list[int]:
+        """Ids at or above the model's vocabulary are pieces it has no embedding for: <unk>, as transformers
+        maps a SentencePiece piece missing from vocab.json (export/hf/tokenizer.py's M2M100 conversion)."""
+        if self.unknown is None or not ids or max(ids) < self.unknown.vocab_size:
+            return ids
+        limit, unk = self.unknown.vocab_size, self.unknown.unk_id
+        return [unk if token >= limit else token for token in ids]
 
     @property
     def longest_token_chars(self) -> int:
@@ -67,7 +104,7 @@ class Tokenizer:
         return max((len(token) for token in self._tok.get_vocab(with_added_tokens=True)), default=1)
 
     def encode_plain(self, text: str) -> list[int]:
-        return list(self._tok.encode(text, add_special_tokens=False).ids)
+        return self._known(list(self._tok.encode(text, add_special_tokens=False).ids))
 
     def decode(self, ids: Sequence[int]) -> str:
         return str(self._tok.decode(list(ids), skip_special_tokens=True))

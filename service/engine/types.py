@@ -31,6 +31,12 @@ class GenerationParams:
     length_penalty: float = 1.0
     stop: tuple[str, ...] = ()  # kept in the text; finish_reason "stop_sequence"
     timeout_s: float | None = None  # deadline from submission
+    # Beyond the model's generation defaults (service/engine/request_rules.py); none = the model's.
+    no_repeat_ngram_size: int | None = None  # replaces the model's; 0 = off
+    bad_words: tuple[str, ...] = ()  # added to the model's bad words, tokenized alone and after a space
+    bad_words_ids: tuple[tuple[int, ...], ...] = ()  # added to the model's bad words as they are
+    source_language: str | None = None  # a code of the model's languages, in place of its source's own
+    target_language: str | None = None  # a code of the model's languages, forced first
 
     def validate(self) -> None:
         """Raises InvalidInput naming the first bad field."""
@@ -57,6 +63,12 @@ class GenerationParams:
             ),
             (all(isinstance(s, str) and s for s in self.stop), "stop sequences must be non-empty strings"),
             (self.timeout_s is None or self.timeout_s > 0, "timeout_s must be > 0"),
+            (
+                self.no_repeat_ngram_size is None or self.no_repeat_ngram_size >= 0,
+                "no_repeat_ngram_size must be >= 0",
+            ),
+            (all(isinstance(w, str) and w for w in self.bad_words), "bad_words must be non-empty strings"),
+            (all(w and min(w) >= 0 for w in self.bad_words_ids), "bad_words_ids must be non-empty lists of ids"),
         ]
         for ok, message in checks:
             if not ok:
@@ -135,3 +147,4 @@ class ModelInfo:
     max_source_tokens: int
     max_target_tokens: int
     limits: Mapping[str, Any]  # the batching settings
+    languages: Mapping[str, Any] | None = None  # manifest["languages"]: codes, source, target; None = none

@@ -21,6 +21,7 @@ _EXAMPLE_EN = "We sold one thousand, two hundred and thirty-four copies."
 # The schema's own ceiling on lists (the server's max_batch_inputs is lower): validation stops at the
 # length instead of checking, and then reporting, each of 100,000 items (seconds on the event loop).
 MAX_LIST_INPUTS = 1024
+MAX_BAD_WORDS = 256  # per request: each is checked against every row's history at every step
 
 
 def _encodable(value: str) -> str:
@@ -80,6 +81,42 @@ class GenerateParameters(BaseModel):
         description="atento extension: add `attention` (all kinds, layers and heads, JSON numbers; "
         "the layout "
         "of POST /attention) to each response. Not available when streaming.",
+    )
+    no_repeat_ngram_size: int | None = Field(
+        None,
+        ge=0,
+        description="atento extension (transformers' generate() parameter): no n-gram of this many tokens occurs "
+        "twice in the output, in greedy, sampling and beam search; 0 = off; null = the model's default "
+        "(an imported model's generation_config.json).",
+    )
+    bad_words: list[Text] = Field(
+        default_factory=list,
+        max_length=MAX_BAD_WORDS,
+        description="atento extension (vLLM's bad_words): words never generated. Each is tokenized alone and after "
+        "a space (a byte-level BPE spells them differently) and banned as transformers' bad_words_ids bans a "
+        "sequence; added to the model's own bad words.",
+    )
+    bad_words_ids: list[Annotated[list[Annotated[int, Field(ge=0)]], Field(min_length=1, max_length=64)]] = Field(
+        default_factory=list,
+        max_length=MAX_BAD_WORDS,
+        description="atento extension (transformers' generate(bad_words_ids=...)): token id sequences never "
+        "generated (the last id is banned after the others); added to the model's own bad words.",
+    )
+    source_language: str | None = Field(
+        None,
+        max_length=64,
+        description="atento extension, for models whose GET /info lists `languages` (NLLB, M2M100, mBART-50): "
+        "the source's language code (as `spa_Latn`, `__es__`, `es_XX`), put where the tokenizer puts it. "
+        "null = the one the model was saved with. A model without languages, or whose source carries no "
+        "language code, answers 422.",
+    )
+    target_language: str | None = Field(
+        None,
+        max_length=64,
+        description="atento extension, for models whose GET /info lists `languages`: the language to generate, "
+        "its code forced as the first token (transformers' forced_bos_token_id); with POST /attention's "
+        "`target`, the code is put before the target. null = the model's default. Unknown codes and models "
+        "without languages answer 422.",
     )
     # TGI parameters that atento does not implement: neutral values only.
     best_of: int | None = Field(None, description="Not supported: null or 1.")
@@ -338,6 +375,15 @@ class Limits(BaseModel):
     max_queue: int
 
 
+class Languages(BaseModel):
+    codes: dict[str, int] = Field(description="Language code -> its token id.")
+    source: str | None = Field(description="The source language the model was saved with (null: none in the source).")
+    target: str | None = Field(description="The target language it generates by default (null: none forced).")
+    in_source: bool = Field(
+        False, description='Multilingual Marian: target_language\'s code (">>fra<<") is written first in the source.'
+    )
+
+
 class InfoResponse(BaseModel):
     model_id: str = Field(description="name/version")
     model_name: str
@@ -347,5 +393,8 @@ class InfoResponse(BaseModel):
     variant: str
     execution_provider: str
     limits: Limits
+    languages: Languages | None = Field(
+        None, description="The language codes the model knows (parameters.source_language / target_language)."
+    )
     version: str = Field(description="atento's version.")
     router: str = "atento"

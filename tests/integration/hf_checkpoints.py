@@ -338,3 +338,85 @@ def nllb_checkpoint(directory: Path, *, seed: int = 0) -> Path:
     )
     model.save_pretrained(directory)
     return directory
+
+
+def m2m100_tokenizer_files(directory: Path) -> Any:
+    """M2M100's own tokenizer layout (no tokenizer.json): a SentencePiece BPE model and a vocab.json in
+    fairseq's order (<s>, <pad>, </s>, <unk>, then the pieces), with every 40th piece left out as real
+    vocabularies leave out pieces their training data never produced (transformers reads those as <unk>);
+    the language codes come after vocab.json. Returns transformers' M2M100Tokenizer of the directory."""
+    from transformers import M2M100Tokenizer
+
+    directory.mkdir(parents=True, exist_ok=True)
+    model = train_spm_bpe(corpus("plain_es", "plain_en", "number_en"), vocab_size=400)
+    spm_path = directory / "sentencepiece.bpe.model"
+    spm_path.write_bytes(model)
+    vocab: dict[str, int] = {"<s>": 0, "<pad>": 1, "</s>": 2, "<unk>": 3}
+    for index, piece in enumerate(spm_pieces(model)):
+        if piece not in vocab and index % 40 != 39:
+            vocab[piece] = len(vocab)
+    (directory / "vocab.json").write_text(json.dumps(vocab, ensure_ascii=False))
+    tokenizer = M2M100Tokenizer(str(directory / "vocab.json"), str(spm_path), src_lang="es", tgt_lang="en")
+    tokenizer.save_pretrained(directory)
+    return M2M100Tokenizer.from_pretrained(directory)
+
+
+def train_spm_bpe(lines: list[str], *, vocab_size: int) -> bytes:
+    import sentencepiece as spm
+
+    model = io.BytesIO()
+    spm.SentencePieceTrainer.train(
+        sentence_iterator=iter(lines),
+        model_writer=model,
+        vocab_size=vocab_size,
+        model_type="bpe",
+        character_coverage=0.9995,  # some rare characters stay unknown, as in a real model
+        minloglevel=2,
+        num_threads=1,
+    )
+    return model.getvalue()
+
+
+def m2m100_checkpoint(directory: Path, *, seed: int = 0) -> Path:
+    """M2M100 as facebook/m2m100_418M ships it: the NLLB architecture (pre-norm, final layer norms, scaled
+    embeddings, pad-aware sinusoidal positions) with M2M100Tokenizer's files (sentencepiece.bpe.model +
+    vocab.json, no tokenizer.json): "__es__" before the source, "__en__" forced first, <pad> a bad word."""
+    import torch
+    from transformers import GenerationConfig, M2M100Config, M2M100ForConditionalGeneration
+
+    tokenizer = m2m100_tokenizer_files(directory)
+    bos, pad, eos = 0, 1, 2
+    torch.manual_seed(seed)
+    config = M2M100Config(
+        vocab_size=len(tokenizer.encoder) + len(tokenizer.lang_token_to_id) + 8,  # + M2M100's 8 made-up words
+        d_model=32,
+        encoder_layers=2,
+        decoder_layers=2,
+        encoder_attention_heads=4,
+        decoder_attention_heads=4,
+        encoder_ffn_dim=64,
+        decoder_ffn_dim=64,
+        max_position_embeddings=128,
+        scale_embedding=True,
+        pad_token_id=pad,
+        bos_token_id=bos,
+        eos_token_id=eos,
+        decoder_start_token_id=eos,
+        dropout=0.0,
+        init_std=0.3,  # logits far apart, so float32 round-off between runtimes never flips a choice
+    )
+    model = M2M100ForConditionalGeneration(config)
+    _favour_eos(model, tokenizer, eos=eos, scale=1.0)
+    model.generation_config = GenerationConfig(
+        decoder_start_token_id=eos,
+        pad_token_id=pad,
+        bos_token_id=bos,
+        eos_token_id=eos,
+        forced_bos_token_id=tokenizer.get_lang_id("en"),
+        bad_words_ids=[[pad]],
+        num_beams=4,
+        max_length=40,
+        no_repeat_ngram_size=3,
+    )
+    model.save_pretrained(directory)
+    return directory

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -48,6 +49,7 @@ BUILDERS: dict[str, Callable[[Path], Path]] = {
     "mbart": hf_checkpoints.mbart_checkpoint,
     "t5": hf_checkpoints.t5_checkpoint,
     "nllb": hf_checkpoints.nllb_checkpoint,
+    "m2m100": hf_checkpoints.m2m100_checkpoint,
 }
 
 
@@ -162,13 +164,15 @@ def test_tokenizer_ids_equal(imported: Imported) -> None:
     for _ in range(300):
         lo, hi = ranges[int(rng.integers(len(ranges)))]
         texts.append("".join(chr(int(c)) for c in rng.integers(lo, hi, size=int(rng.integers(1, 30)))))
+    codes = set(manifest["languages"]["codes"].values()) if manifest["languages"] else set()
     for text in texts:
         assert ours.encode(text)[0] == imported.tokenizer(text).input_ids, text
-        ids = imported.tokenizer(text).input_ids
+        # transformers 5's M2M100Tokenizer keeps language codes in skip_special_tokens decoding; atento skips them.
+        ids = [i for i in imported.tokenizer(text).input_ids if i not in codes]
         assert ours.decode(ids) == imported.tokenizer.decode(ids, skip_special_tokens=True), text
 
 
-LANGUAGES = {"mbart": (None, "en_XX"), "nllb": ("spa_Latn", "eng_Latn")}  # (source, target) saved with
+LANGUAGES = {"mbart": (None, "en_XX"), "nllb": ("spa_Latn", "eng_Latn"), "m2m100": ("__es__", "__en__")}
 
 
 def test_manifest_records_languages(imported: Imported) -> None:
@@ -180,3 +184,107 @@ def test_manifest_records_languages(imported: Imported) -> None:
     assert (languages["source"], languages["target"]) == (source, target)
     for code, token_id in languages["codes"].items():
         assert imported.tokenizer.convert_tokens_to_ids(code) == token_id
+
+
+def _post_together(imported: Imported, groups: list[tuple[list[str], dict[str, Any]]]) -> list[list[list[int]]]:
+    """Each group posted as one list request, all at once, so that the server decodes them in the same batch."""
+    with ThreadPoolExecutor(len(groups)) as pool:
+        futures = [pool.submit(_served_ids, imported, texts, parameters) for texts, parameters in groups]
+        return [future.result() for future in futures]
+
+
+def _reference(imported: Imported, texts: list[str], **settings: Any) -> list[list[int]]:
+    import torch
+
+    batch = imported.tokenizer(texts, return_tensors="pt", padding=True)
+    with torch.no_grad():
+        rows = imported.model.generate(**batch, max_new_tokens=MAX_NEW_TOKENS, do_sample=False, **settings)
+    return [_generated(row, eos=imported.model.generation_config.eos_token_id) for row in rows]
+
+
+def _other_codes(manifest: dict[str, Any], count: int) -> list[str]:
+    languages = manifest["languages"]
+    return [c for c in languages["codes"] if c not in (languages["source"], languages["target"])][:count]
+
+
+def test_languages_per_request_equal_generate(imported: Imported) -> None:
+    """Default languages, another target, and another source and target, decoded together; each equals
+    generate() with the tokenizer's src_lang and forced_bos_token_id set the same way."""
+    manifest = json.loads((imported.model_dir / "manifest.json").read_text())
+    if manifest["languages"] is None:
+        response = httpx.post(
+            f"{imported.served.url}/generate", json={"inputs": "a", "parameters": {"target_language": "fra_Latn"}}
+        )
+        assert response.status_code == 422 and "has no languages" in response.json()["error"]
+        return
+    target, source = _other_codes(manifest, 2)
+    texts = hf_checkpoints.sample_texts(180, seed=14)
+    asked = [{}, {"target_language": target}, {"target_language": target, "source_language": source}]
+    if manifest["languages"]["source"] is None:  # mBART's tokenizer here puts no code in the source
+        asked = asked[:2]
+        response = httpx.post(
+            f"{imported.served.url}/generate", json={"inputs": "a", "parameters": {"source_language": source}}
+        )
+        assert response.status_code == 422 and "no language code" in response.json()["error"]
+    groups = [(texts[i::3], {"max_new_tokens": MAX_NEW_TOKENS, **p}) for i, p in enumerate(asked)]
+    served = _post_together(imported, groups)
+    saved_source = imported.tokenizer.src_lang if hasattr(imported.tokenizer, "src_lang") else None
+    for (group_texts, parameters), got in zip(groups, served, strict=True):
+        forced = manifest["languages"]["codes"][parameters.get("target_language", manifest["languages"]["target"])]
+        if "source_language" in parameters:
+            imported.tokenizer.src_lang = parameters["source_language"]
+        try:
+            expected = _reference(imported, group_texts, forced_bos_token_id=forced)
+        finally:
+            if saved_source is not None:
+                imported.tokenizer.src_lang = saved_source
+        assert got == expected, parameters
+    response = httpx.post(
+        f"{imported.served.url}/generate", json={"inputs": "a", "parameters": {"target_language": "xx_YY"}}
+    )
+    assert response.status_code == 422
+    assert "'xx_YY' is not a language of this model; known: " in response.json()["error"]
+    info = httpx.get(f"{imported.served.url}/info").json()
+    assert info["languages"]["codes"][target] == manifest["languages"]["codes"][target]
+
+
+def _common_tokens(rows: list[list[int]], count: int) -> list[int]:
+    ids, counts = np.unique(np.asarray([t for row in rows for t in row]), return_counts=True)
+    return [int(i) for i in ids[np.argsort(-counts, kind="stable")][:count]]
+
+
+@pytest.mark.parametrize("strategy", ["greedy", "beam", "sample"])
+def test_request_rules_mixed_in_one_batch_equal_generate(imported: Imported, strategy: str) -> None:
+    """no_repeat_ngram_size and bad words (ids and strings) per request, three settings decoded together:
+    greedy and beam equal generate() with the same settings (bad words added to the model's); sampling obeys them."""
+    texts = hf_checkpoints.sample_texts(120, seed=15)
+    beam = {"num_beams": NUM_BEAMS, "length_penalty": LENGTH_PENALTY} if strategy == "beam" else {}
+    default = _reference(imported, texts, **beam)
+    common = _common_tokens(default, 3)  # rules that bite: the tokens the model writes most
+    model_bad = [list(w) for w in imported.model.generation_config.bad_words_ids or []]
+    word = imported.tokenizer.decode([common[2]], skip_special_tokens=True).strip() or "de"
+    asked = [
+        {"no_repeat_ngram_size": 2},
+        {"no_repeat_ngram_size": 0, "bad_words_ids": [[common[0]], [common[1], common[2]]]},
+        {"bad_words": [word]},
+    ]
+    sampling = {"do_sample": True, "seed": 5, "top_k": 5} if strategy == "sample" else {}
+    groups = [(texts[i::3], {"max_new_tokens": MAX_NEW_TOKENS, **beam, **sampling, **p}) for i, p in enumerate(asked)]
+    served = _post_together(imported, groups)
+    plain = imported.tokenizer([word, " " + word], add_special_tokens=False).input_ids
+    as_ids = [[list(map(int, w)) for w in dict.fromkeys(tuple(x) for x in plain)]]
+    for (group_texts, parameters), got, extra in zip(
+        groups, served, [[], asked[1]["bad_words_ids"], *as_ids], strict=True
+    ):
+        bad = model_bad + extra
+        ngram = parameters.get("no_repeat_ngram_size", imported.model.generation_config.no_repeat_ngram_size)
+        if strategy == "sample":
+            for ids in got:
+                grams = [tuple(ids[i : i + ngram]) for i in range(len(ids) - ngram + 1)] if ngram else []
+                assert len(grams) == len(set(grams)), (parameters, ids)
+                assert not [w for w in bad if any(ids[i : i + len(w)] == w for i in range(len(ids)))], ids
+            continue
+        expected = _reference(imported, group_texts, no_repeat_ngram_size=ngram, bad_words_ids=bad or None, **beam)
+        assert got == expected, parameters
+    if strategy == "greedy":
+        assert served[1] != [default[i] for i in range(1, len(texts), 3)]  # the rules changed outputs

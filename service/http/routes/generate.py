@@ -105,6 +105,11 @@ def generation_params(p: GenerateParameters, settings: ServiceSettings) -> Gener
         length_penalty=p.length_penalty,
         stop=tuple(p.stop),
         timeout_s=settings.request_timeout_s,
+        no_repeat_ngram_size=p.no_repeat_ngram_size,
+        bad_words=tuple(p.bad_words),
+        bad_words_ids=tuple(tuple(word) for word in p.bad_words_ids),
+        source_language=p.source_language,
+        target_language=p.target_language,
     )
 
 

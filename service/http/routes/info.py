@@ -61,6 +61,7 @@ def info_body(info: ModelInfo, settings: ServiceSettings) -> dict[str, Any]:
             "max_batch_size": settings.batching.max_batch_size,
             "max_queue": settings.batching.max_queue,
         },
+        "languages": None if info.languages is None else dict(info.languages),
         "version": _atento_version(),
         "router": "atento",
     }
