@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from service.engine.errors import InvalidInput
+from service.engine.errors import InputTooLong, InvalidInput
 
 HEADER_LENGTH = "inference-header-content-length"
 _NUMPY_DTYPE = {"INT64": "<i8", "FP32": "<f4"}
@@ -102,8 +102,10 @@ def text_input(
     if len(shape) > 2 or (len(shape) == 2 and shape[1] != 1):
         raise InvalidInput(f"input {name!r}: shape {shape} is not a batch of texts ([N] or [N, 1])")
     count = math.prod(shape)
-    if count == 0 or count > max_items:
-        raise InvalidInput(f"input {name!r}: between 1 and {max_items} texts per request, got {count}")
+    if count == 0:
+        raise InvalidInput(f"input {name!r}: no texts (shape {shape})")
+    if count > max_items:  # as the TGI routes answer too many inputs: 413
+        raise InputTooLong(f"input {name!r}: at most {max_items} texts per request, got {count}")
     parameters = tensor.get("parameters") or {}
     size = parameters.get("binary_data_size") if isinstance(parameters, dict) else None
     if size is not None:

@@ -19,6 +19,11 @@ ATENTO_COUNTERS = frozenset(
         "atento_generated_tokens_total",
         "atento_requests_rejected_total",
         "atento_cancellations_total",
+        # Per model version (service/http/model_metrics.py): labels model, version.
+        "atento_model_finished_requests_total",
+        "atento_model_input_tokens_total",
+        "atento_model_generated_tokens_total",
+        "atento_model_cancellations_total",
     }
 )
 ATENTO_HISTOGRAMS = frozenset(
@@ -29,6 +34,8 @@ ATENTO_HISTOGRAMS = frozenset(
         "atento_time_per_output_token_seconds",
         "atento_batch_size",
         "atento_step_duration_seconds",
+        "atento_model_step_duration_seconds",
+        "atento_model_time_to_first_token_seconds",
     }
 )
 ATENTO_GAUGES = frozenset(
@@ -36,6 +43,9 @@ ATENTO_GAUGES = frozenset(
         "atento_queue_depth",
         "atento_running_sequences",
         "atento_model_info",
+        "atento_model_loaded",
+        "atento_model_queue_depth",
+        "atento_model_running_sequences",
     }
 )
 
