@@ -1,6 +1,7 @@
 """`python -m bench` (`make bench`): every benchmark of issue 8, measured A/B-alternating in one run,
 printed as a Markdown table and written as JSON. `--quick` for fewer rounds and sizes; select
-benchmarks with --batching, --peers, --http (with memory), --attention, --int8, --hardware.
+benchmarks with --batching, --peers, --http (with memory), --attention, --int8, --hardware, --marian
+(an imported Hugging Face Marian against CTranslate2's converter of the same directory).
 A figure whose prerequisite is missing (the training checkpoint, a GPU) is skipped with one line
 saying what to run to get it; everything else still runs.
 """
@@ -13,18 +14,19 @@ import asyncio
 import json
 import logging
 import sys
+import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import torch
 
-from bench import batching, engine_variants, hardware, http_path, peers
+from bench import batching, engine_variants, hardware, http_path, marian, peers
 from bench.models import BASE_NEW_TOKENS, base_sources, load_base_model, load_bundled_model
 from bench.report import Figure, machine, markdown, write_json
 from bench.workload import THREADS, bundled_texts
 
-BENCHMARKS = ("batching", "peers", "http", "attention", "int8", "hardware")
+BENCHMARKS = ("batching", "peers", "http", "attention", "int8", "hardware", "marian")
 DEFAULT_CHECKPOINT = Path("runs/normalize")
 
 
@@ -94,6 +96,12 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         default=8,
         help="--batching: requests each closed-loop client sends; few make the ramp-down weigh",
     )
+    parser.add_argument(
+        "--marian-size",
+        choices=sorted(marian.SIZES),
+        default="base",
+        help="--marian: the imported Marian's size (tiny: a trial run of the benchmark's code)",
+    )
     parser.add_argument("--out", type=Path, default=Path("runs/bench/report.json"))
     return parser.parse_args(argv)
 
@@ -150,6 +158,10 @@ async def run(args: argparse.Namespace) -> list[Figure]:
         figures += await engine_variants.int8_speedup(
             args.model_dir, texts, concurrency=saturation, rounds=rounds, decoder_spinning=spin
         )
+    if "marian" in chosen:
+        with tempfile.TemporaryDirectory(prefix="atento-bench-marian-") as root:
+            sizes = (1, 32) if args.quick else (1, 8, 32)
+            figures += await marian.run(Path(root), size=args.marian_size, batch_sizes=sizes, rounds=rounds)
     if "hardware" in chosen:
         peak = hardware.sgemm_gflops(threads=THREADS)
         achieved = [
