@@ -67,3 +67,28 @@ def tiny_model_dir(tiny_checkpoint_dir: Path) -> Path:
     out = tiny_checkpoint_dir.parent / "models" / "tiny" / "1"
     build_model_directory(ExportConfig(checkpoint=str(tiny_checkpoint_dir), out=str(out), **TINY_EXPORT))
     return out
+
+
+@pytest.fixture(scope="session")
+def imported_model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A tiny random Hugging Face Marian (tests/integration/hf_checkpoints.py: SentencePiece pieces, <pad> as
+    decoder start) imported by `python -m export --from-transformers`, once per session; offline."""
+    pytest.importorskip("transformers")
+    pytest.importorskip("sentencepiece")
+    from export.__main__ import main as export_main
+    from tests.integration.hf_checkpoints import marian_checkpoint
+
+    root = tmp_path_factory.mktemp("imported")
+    out = root / "models" / "marian" / "1"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("HF_HUB_OFFLINE", "1")
+        source = marian_checkpoint(root / "hf")
+        assert export_main(["--from-transformers", str(source), "--out", str(out), "--no-int8"]) == 0
+    return out
+
+
+@pytest.fixture(scope="session", params=["tiny", "imported"])
+def served_model_dir(request: pytest.FixtureRequest) -> Path:
+    """The reliability, fuzz and viewer tests run on atento's own tiny model and on an imported one."""
+    name = "tiny_model_dir" if request.param == "tiny" else "imported_model_dir"
+    return Path(request.getfixturevalue(name))

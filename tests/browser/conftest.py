@@ -61,8 +61,9 @@ def _settings(model_dir: Path, **overrides: Any) -> ServiceSettings:
 
 
 @pytest.fixture(scope="module")
-def viewer_server(tiny_model_dir: Path) -> Iterator[Server]:
-    yield from _serve(_settings(tiny_model_dir), api_key=None)
+def viewer_server(served_model_dir: Path) -> Iterator[Server]:
+    """Without API keys, on atento's tiny model and on an imported Marian (tests/conftest.py)."""
+    yield from _serve(_settings(served_model_dir), api_key=None)
 
 
 @pytest.fixture(scope="module")

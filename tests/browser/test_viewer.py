@@ -91,6 +91,8 @@ def test_viewer_streams_output_and_draws_attention(viewer_server: Any, page: Any
     np.testing.assert_allclose(as_matrix(cells, (n_target, n_source)), cross[0].mean(axis=0), atol=1e-6)
     labels = page.eval_on_selector_all("#heatmap .col-label", "ls => ls.map(l => l.textContent)")
     assert len(labels) == n_source
+    # Readable labels: spans of the source text, never SentencePiece's "\u2581" or byte-level "\u0120" pieces.
+    assert not [label for label in labels if "\u2581" in label or "\u0120" in label], labels
 
     # Switching head, then layer, changes the picture, and each picture is /attention's.
     before = [c["fill"] for c in cells]

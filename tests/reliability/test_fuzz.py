@@ -58,10 +58,10 @@ OPERATIONS = [
 
 
 @pytest.fixture
-def asgi_schema(tiny_model_dir: Path) -> Any:
-    """The real app in-process. Function-scoped: schemathesis' pytest plugin ends every ASGI lifespan
-    (so the engine) when a test ends."""
-    settings = make_settings(model_dir=tiny_model_dir, batching=BATCHING, runtime=RUNTIME, **LIMITS)
+def asgi_schema(served_model_dir: Path) -> Any:
+    """The real app in-process, on atento's tiny model and on an imported one (tests/conftest.py).
+    Function-scoped: schemathesis' pytest plugin ends every ASGI lifespan (so the engine) when a test ends."""
+    settings = make_settings(model_dir=served_model_dir, batching=BATCHING, runtime=RUNTIME, **LIMITS)
     app = create_app(settings)
     with asgi.get_client(app) as client:  # starts the app's lifespan (the engine) in schemathesis' portal
         deadline = time.monotonic() + 60
@@ -72,8 +72,8 @@ def asgi_schema(tiny_model_dir: Path) -> Any:
 
 
 @pytest.fixture(scope="module")
-def live(tiny_model_dir: Path) -> Iterator[Served]:
-    with real_server(tiny_model_dir, batching=BATCHING, **LIMITS) as served:
+def live(served_model_dir: Path) -> Iterator[Served]:
+    with real_server(served_model_dir, batching=BATCHING, **LIMITS) as served:
         yield served
 
 
