@@ -151,11 +151,13 @@ def build_from_transformers(source: Path, config: ExportConfig, *, replace: bool
     checkpoint = load_model(source, hf_config)
     reference = reference_tokenizer(source)
     template = source_template(reference)
-    try:
-        check_ids(reference, tokenizer, probe_texts(tokenizer))
+    manifest_config = model_config(checkpoint, family.encoder_graph(checkpoint.model).eval())
+    unk = tokenizer.token_to_id("<unk>")
+    try:  # as the service reads ids: at or above the model's vocab_size, <unk> (service/engine/tokenizer.py)
+        limit = None if unk is None else (manifest_config["vocab_size"], unk)
+        check_ids(reference, tokenizer, probe_texts(tokenizer), unknown=limit)
     except HfCheckpointError as error:
         raise ParityError(str(error)) from error
-    manifest_config = model_config(checkpoint, family.encoder_graph(checkpoint.model).eval())
     specials = special_tokens(checkpoint.generation, hf_config, unk=tokenizer.token_to_id("<unk>"))
     generation = generation_fields(checkpoint.generation, hf_config, vocab_size=manifest_config["vocab_size"])
     special = {t.content for t in tokenizer.get_added_tokens_decoder().values()}  # codes are added tokens

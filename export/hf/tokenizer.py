@@ -129,8 +129,11 @@ def probe_texts(tokenizer: tokenizers.Tokenizer, *, count: int = 300, seed: int 
     return texts
 
 
-def check_ids(reference: Any, converted: tokenizers.Tokenizer, texts: Sequence[str]) -> None:
-    """reference(text).input_ids (without the EOS it appends) must equal the converted tokenizer's ids.
+def check_ids(
+    reference: Any, converted: tokenizers.Tokenizer, texts: Sequence[str], *, unknown: tuple[int, int] | None = None
+) -> None:
+    """reference(text).input_ids (without the EOS it appends) must equal the converted tokenizer's ids, read as
+    the service reads them: with `unknown` = (vocab_size, unk id), an id at or above vocab_size is unk.
 
     Raises:
         HfCheckpointError: naming the first text that differs.
@@ -138,6 +141,8 @@ def check_ids(reference: Any, converted: tokenizers.Tokenizer, texts: Sequence[s
     for text in texts:
         want = list(reference(text, add_special_tokens=False).input_ids)
         got = converted.encode(text, add_special_tokens=False).ids
+        if unknown is not None:
+            got = [unknown[1] if token >= unknown[0] else token for token in got]
         if want != got:
             raise HfCheckpointError(f"the converted tokenizer differs from transformers' on {text!r}: {got} != {want}")
 

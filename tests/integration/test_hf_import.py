@@ -21,7 +21,7 @@ pytest.importorskip("transformers")
 pytest.importorskip("sentencepiece")
 
 from export.__main__ import main as export_main  # noqa: E402
-from service.engine.tokenizer import Tokenizer  # noqa: E402
+from service.engine.tokenizer import Tokenizer, UnknownIds  # noqa: E402
 from service.http.app import create_app  # noqa: E402
 from tests.integration import hf_checkpoints  # noqa: E402
 from tests.servers import Served, make_settings, serve  # noqa: E402
@@ -156,6 +156,7 @@ def test_tokenizer_ids_equal(imported: Imported) -> None:
         eos_id=manifest["special_tokens"]["eos"],
         prefix=template["prefix"],
         suffix=template["suffix"],
+        unknown=UnknownIds(manifest["config"]["vocab_size"], manifest["special_tokens"]["unk"]),  # as the engine
     )
     rng = np.random.default_rng(0)
     texts = hf_checkpoints.sample_texts(300, seed=13)

@@ -45,11 +45,12 @@ def _wait(condition, timeout_s: float = 10.0) -> None:  # type: ignore[no-untype
         time.sleep(0.005)
 
 
-def test_a_decoding_fault_fails_only_its_step(tiny_model_dir: Path, caplog: pytest.LogCaptureFixture) -> None:
+def test_a_decoding_fault_fails_only_its_step(served_model_dir: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """On atento's tiny model and on an imported one (tests/conftest.py)."""
     caplog.set_level(logging.ERROR, logger="service.engine")
     batching = BatchingSettings(max_batch_size=2, max_queue=8)
     # 20 ms per decoder call: the two doomed requests are surely both running when the fault fires.
-    with real_server(tiny_model_dir, batching=batching, delay_s=0.02, max_new_tokens_limit=64) as s:
+    with real_server(served_model_dir, batching=batching, delay_s=0.02, max_new_tokens_limit=64) as s:
         expected = unloaded_outputs(s.url, [{"inputs": t, "parameters": PARAMS} for t in TEXTS[:3]])
         fired: list[int] = []
 

@@ -49,9 +49,9 @@ async def _burst(url: str, requests: list[tuple[str, dict[str, Any]]]) -> list[t
         return await asyncio.gather(*(one(path, body) for path, body in requests))
 
 
-def test_burst_refuses_the_excess_fast_and_serves_the_rest_exactly(tiny_model_dir: Path) -> None:
+def test_burst_refuses_the_excess_fast_and_serves_the_rest_exactly(served_model_dir: Path) -> None:
     batching = BatchingSettings(max_batch_size=BATCH, max_queue=QUEUE)
-    with real_server(tiny_model_dir, batching=batching, max_new_tokens_limit=64) as s:
+    with real_server(served_model_dir, batching=batching, max_new_tokens_limit=64) as s:
         kinds = [(text, params) for text in TEXTS for params in PARAMS]
         expected = dict(
             zip(
