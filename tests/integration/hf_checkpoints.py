@@ -65,9 +65,10 @@ def sample_texts(count: int, *, seed: int) -> list[str]:
     return texts
 
 
-def marian_checkpoint(directory: Path, *, seed: int = 0) -> Path:
+def marian_checkpoint(directory: Path, *, seed: int = 0, codes: tuple[str, ...] = ()) -> Path:
     """A Marian (OPUS-MT layout) translator: separate source/target SentencePiece models, one vocab.json
-    (</s> 0, <unk> 1, the pieces, <pad> last), pad as decoder start, `<pad>` a bad word."""
+    (</s> 0, <unk> 1, the pieces, a multilingual model's target `codes` such as ">>fra<<", <pad> last), pad
+    as decoder start, `<pad>` a bad word."""
     import torch
     from transformers import GenerationConfig, MarianConfig, MarianMTModel
 
@@ -80,6 +81,8 @@ def marian_checkpoint(directory: Path, *, seed: int = 0) -> Path:
     for piece in spm_pieces(source) + spm_pieces(target):
         if piece not in vocab:
             vocab[piece] = len(vocab)
+    for code in codes:
+        vocab[code] = len(vocab)
     pad = len(vocab)
     vocab["<pad>"] = pad
     (directory / "vocab.json").write_text(json.dumps(vocab, ensure_ascii=False))

@@ -198,6 +198,7 @@ def _reference(imported: Imported, texts: list[str], **settings: Any) -> list[li
     import torch
 
     batch = imported.tokenizer(texts, return_tensors="pt", padding=True)
+    settings = {"num_beams": 1, "length_penalty": 1.0, **settings}  # atento's defaults, not generation_config's
     with torch.no_grad():
         rows = imported.model.generate(**batch, max_new_tokens=MAX_NEW_TOKENS, do_sample=False, **settings)
     return [_generated(row, eos=imported.model.generation_config.eos_token_id) for row in rows]
@@ -232,8 +233,9 @@ def test_languages_per_request_equal_generate(imported: Imported) -> None:
     saved_source = imported.tokenizer.src_lang if hasattr(imported.tokenizer, "src_lang") else None
     for (group_texts, parameters), got in zip(groups, served, strict=True):
         forced = manifest["languages"]["codes"][parameters.get("target_language", manifest["languages"]["target"])]
-        if "source_language" in parameters:
-            imported.tokenizer.src_lang = parameters["source_language"]
+        if "source_language" in parameters:  # M2M100Tokenizer's src_lang is "fr" for the code "__fr__"
+            code = parameters["source_language"]
+            imported.tokenizer.src_lang = code.strip("_") if imported.family == "m2m100" else code
         try:
             expected = _reference(imported, group_texts, forced_bos_token_id=forced)
         finally:
@@ -289,3 +291,48 @@ def test_request_rules_mixed_in_one_batch_equal_generate(imported: Imported, str
         assert got == expected, parameters
     if strategy == "greedy":
         assert served[1] != [default[i] for i in range(1, len(texts), 3)]  # the rules changed outputs
+
+
+def test_multilingual_marian_reads_the_target_code_off_the_source(tmp_path: Path) -> None:
+    """A `>>fra<<` code first in the source, written or asked for as target_language, gives transformers'
+    ids and generate()'s output for the same text with the code; /info lists the codes."""
+    import torch
+    import transformers
+
+    codes = (">>fra<<", ">>spa<<")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("HF_HUB_OFFLINE", "1")
+        source = hf_checkpoints.marian_checkpoint(tmp_path / "hf", codes=codes)
+        model_dir = tmp_path / "models" / "marian-mul" / "1"
+        assert export_main(["--from-transformers", str(source), "--out", str(model_dir), "--no-int8"]) == 0
+        model = transformers.AutoModelForSeq2SeqLM.from_pretrained(source).eval()
+        tokenizer = transformers.AutoTokenizer.from_pretrained(source)
+    texts = hf_checkpoints.sample_texts(40, seed=16)
+    settings = make_settings(
+        model_dir=model_dir, max_batch_inputs=INPUTS, max_new_tokens_limit=64, request_timeout_s=60
+    )
+    with serve(create_app(settings)) as served:
+        assert httpx.get(f"{served.url}/info").json()["languages"]["codes"] == {
+            c: tokenizer.convert_tokens_to_ids(c) for c in codes
+        }
+        written = [f">>spa<< {t}" for t in texts[:20]] + [f">>xx<<{t}" for t in texts[20:]]
+        asked = _served_ids_at(served.url, texts, {"max_new_tokens": MAX_NEW_TOKENS, "target_language": ">>fra<<"})
+        own = _served_ids_at(served.url, written, {"max_new_tokens": MAX_NEW_TOKENS})
+        details = httpx.post(
+            f"{served.url}/generate",
+            json={"inputs": written[0], "parameters": {"decoder_input_details": True, "details": True}},
+        ).json()["details"]
+        assert [t["id"] for t in details["prefill"]] == tokenizer(written[0]).input_ids
+    for inputs, got in (([f">>fra<<{t}" for t in texts], asked), (written, own)):
+        batch = tokenizer(inputs, return_tensors="pt", padding=True)
+        with torch.no_grad():
+            rows = model.generate(**batch, max_new_tokens=MAX_NEW_TOKENS, num_beams=1, do_sample=False)
+        assert got == [_generated(row, eos=model.generation_config.eos_token_id) for row in rows]
+
+
+def _served_ids_at(url: str, texts: list[str], parameters: dict[str, Any]) -> list[list[int]]:
+    response = httpx.post(
+        f"{url}/generate", json={"inputs": texts, "parameters": {**parameters, "details": True}}, timeout=300
+    )
+    assert response.status_code == 200, response.text
+    return [[t["id"] for t in item["details"]["tokens"] if not t["special"]] for item in response.json()]
