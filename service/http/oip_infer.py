@@ -127,6 +127,12 @@ async def _generate(
 
 async def infer(request: Request, repository: ModelRepository, entry: ModelVersion) -> Response:
     """Answer one infer request on `entry`, leased for the whole request (a roll-out waits for it)."""
+    # Leased from its resolution on: reading the body awaits, and a retirement in between must wait for it.
+    with repository.lease(entry) as engine:
+        return await _answer(request, entry, engine)
+
+
+async def _answer(request: Request, entry: ModelVersion, engine: EngineClient) -> Response:
     settings: ServiceSettings = request.app.state.settings
     infer_request, texts, shape = _parse(await request.body(), request.headers.get(HEADER_LENGTH), settings)
     p = _parameters(infer_request)
@@ -134,13 +140,12 @@ async def infer(request: Request, repository: ModelRepository, entry: ModelVersi
     cross = CROSS_ATTENTION in names
     if cross:
         check_beam_attention(p)
-    with repository.lease(entry) as engine:
-        if request.app.state.draining:
-            raise ModelNotReady("shutting down: not accepting new requests")
-        if not engine.ready:
-            raise ModelNotReady("model is loading")
-        params = replace(generation_params(p, settings), timeout_s=engine_timeout_s(request, settings))
-        results = await within_deadline(request, settings, _generate(request, engine, texts, params, cross=cross))
+    if request.app.state.draining:
+        raise ModelNotReady("shutting down: not accepting new requests")
+    if not engine.ready:
+        raise ModelNotReady("model is loading")
+    params = replace(generation_params(p, settings), timeout_s=engine_timeout_s(request, settings))
+    results = await within_deadline(request, settings, _generate(request, engine, texts, params, cross=cross))
     prefix = texts if p.return_full_text else [""] * len(texts)
     tensors = {
         TEXT_OUTPUT: lambda: OutputTensor(
