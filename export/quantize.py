@@ -11,13 +11,56 @@ from pathlib import Path
 import onnx
 
 
-def quantize_int8(source: Path, target: Path) -> None:
-    """Dynamic (weights int8, activations quantized at run time) quantization for the CPU."""
+def quantize_int8(source: Path, target: Path, *, per_channel: bool = True) -> None:
+    """Dynamic quantization for the CPU: weights s8 (per output channel), activations u8 at run time,
+    the u8 x s8 products VNNI's dot product instruction takes.
+
+    The tied output projection is `MatMul(x, Transpose(embedding))`, which quantize_dynamic skips (its
+    B is not a constant): folded into a transposed initializer first, it is quantized too. On the
+    base-size model it is a quarter of a decoder step's multiply-adds (BENCHMARKS.md, issue 23).
+    """
     # Optional heavy dependency, only needed when the int8 variant is asked for.
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
     logging.getLogger("onnxruntime.quantization").setLevel(logging.ERROR)
-    quantize_dynamic(str(source), str(target), weight_type=QuantType.QInt8)
+    model = onnx.load(str(source))
+    folded = target.with_name(target.name + ".folded.onnx")
+    try:
+        if fold_weight_transposes(model.graph):
+            onnx.save(model, str(folded))
+            source = folded
+        quantize_dynamic(str(source), str(target), weight_type=QuantType.QInt8, per_channel=per_channel)
+    finally:
+        folded.unlink(missing_ok=True)
+
+
+def fold_weight_transposes(graph: onnx.GraphProto) -> int:
+    """Replace `MatMul(x, Transpose(W))` (W an initializer, 2-D) by `MatMul(x, W_t)` with W_t = W.T stored;
+    returns how many were folded. The Transpose goes when nothing else reads it."""
+    from onnx import numpy_helper
+
+    initializers = {init.name: init for init in graph.initializer}
+    producers = {output: node for node in graph.node for output in node.output}
+    folded = 0
+    for node in graph.node:
+        transpose = producers.get(node.input[1]) if node.op_type == "MatMul" else None
+        if transpose is None or transpose.op_type != "Transpose" or transpose.input[0] not in initializers:
+            continue
+        weight = numpy_helper.to_array(initializers[transpose.input[0]])
+        perm = [list(a.ints) for a in transpose.attribute if a.name == "perm"]
+        if weight.ndim != 2 or perm not in ([], [[1, 0]]):
+            continue
+        name = f"{transpose.input[0]}.transposed"
+        if name not in initializers:
+            initializers[name] = numpy_helper.from_array(weight.T.copy(), name)
+            graph.initializer.append(initializers[name])
+        node.input[1] = name
+        folded += 1
+    readers = {name for node in graph.node for name in node.input} | {o.name for o in graph.output}
+    unused = [n for n in graph.node if n.op_type == "Transpose" and not set(n.output) & readers]
+    for node in unused:
+        graph.node.remove(node)
+    return folded
 
 
 def convert_fp16(source: Path, target: Path) -> None:

@@ -1,0 +1,84 @@
+"""Where a request's time goes in the engine alone: cProfile of the worker thread and of the event loop
+thread, on thread CPU time (so a busy machine inflates neither), N closed-loop clients on the short mix
+(deploy/loadtest/inputs.tsv), greedy, max_new_tokens 64, as bench/batching.py drives the engine.
+
+`python -m bench.profile_engine [--tree DIR] [--requests 128] [--clients 32]`: DIR's `service` is
+profiled instead of this tree's (a `git worktree` of another commit). Prints both threads' top
+functions by own time and by cumulative time. py-spy (bench extra) samples wall time instead, and fell
+hopelessly behind on a 2-core machine shared with a training run; on a quiet machine
+`py-spy record -r 200 -f raw -o out.txt -- python -m bench.profile_engine` works too.
+"""
+
+# ruff: noqa: T201  (a CLI: the profile is its output)
+from __future__ import annotations
+
+import argparse
+import asyncio
+import cProfile
+import pstats
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+
+def _profiled_worker(profile: cProfile.Profile) -> None:
+    """Wrap EngineLoop.run (the worker thread's body) in `profile`."""
+    from service.engine import worker
+
+    original: Callable[..., None] = worker.EngineLoop.run
+
+    def run(self: Any, executor: Any) -> None:
+        profile.enable()
+        try:
+            original(self, executor)
+        finally:
+            profile.disable()
+
+    worker.EngineLoop.run = run  # type: ignore[method-assign]
+
+
+async def _drive(model_dir: Path, requests: int, clients: int) -> None:
+    from bench.workload import bundled_texts, closed_loop, make_engine
+    from service.engine import GenerationParams
+
+    engine = make_engine(model_dir, max_batch_size=clients)
+    await engine.start()
+    try:
+        params = GenerationParams(max_new_tokens=64)
+        cpu, wall = time.process_time(), time.perf_counter()
+        run = await closed_loop(engine, bundled_texts(requests), params, concurrency=clients)
+        print(
+            f"{run.requests} requests, {run.requests / run.elapsed_s:.1f} requests/s, "
+            f"process CPU {time.process_time() - cpu:.2f} s in {time.perf_counter() - wall:.1f} s wall"
+        )
+    finally:
+        await engine.stop(timeout_s=30)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.profile_engine", description=__doc__)
+    parser.add_argument("--tree", type=Path, default=None, help="import `service` from this checkout instead")
+    parser.add_argument("--model-dir", type=Path, default=Path("models/normalize/1"))
+    parser.add_argument("--requests", type=int, default=128)
+    parser.add_argument("--clients", type=int, default=32)
+    parser.add_argument("--top", type=int, default=30, help="functions listed per table")
+    args = parser.parse_args(argv)
+    if args.tree is not None:
+        sys.path.insert(0, str(args.tree.resolve()))
+    worker_profile, loop_profile = cProfile.Profile(time.thread_time), cProfile.Profile(time.thread_time)
+    _profiled_worker(worker_profile)
+    loop_profile.enable()
+    asyncio.run(_drive(args.model_dir.resolve(), args.requests, args.clients))
+    loop_profile.disable()
+    for name, profile in (("worker thread", worker_profile), ("event loop thread", loop_profile)):
+        print(f"\n=== {name} ===")
+        stats = pstats.Stats(profile)
+        stats.sort_stats("tottime").print_stats(args.top)
+        stats.sort_stats("cumulative").print_stats(args.top)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,90 @@
+"""The engine alone on two checkouts, alternating: requests/s of the bundled model at N closed-loop
+clients on the short mix (deploy/loadtest/inputs.tsv, greedy, max_new_tokens 64, as bench/batching.py
+drives it) and one at a time. Each round runs each tree in a subprocess of its own (its `service`
+imported first on sys.path), the order flipping every round; a ratio is the median of per-round ratios.
+
+`python -m bench.trees --before /tmp/atento-before [--after .] [--rounds 3] [--clients 32]`, with the
+before tree made by `git worktree add /tmp/atento-before <commit>`.
+"""
+
+# ruff: noqa: T201, S603  (a CLI; it runs this interpreter on this file)
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+
+async def _measure(model_dir: Path, clients: int, requests: int) -> dict[str, float]:
+    from bench.workload import bundled_texts, closed_loop, make_engine, serve_one_at_a_time
+    from service.engine import GenerationParams
+
+    engine = make_engine(model_dir, max_batch_size=clients)
+    await engine.start()
+    try:
+        params = GenerationParams(max_new_tokens=64)
+        texts = bundled_texts(requests)
+        await closed_loop(engine, texts[: 2 * clients], params, concurrency=clients)  # warm-up
+        run = await closed_loop(engine, texts, params, concurrency=clients)
+        started = time.perf_counter()
+        alone = texts[: max(8, requests // 8)]
+        await serve_one_at_a_time(engine, alone, params)
+        one = len(alone) / (time.perf_counter() - started)
+    finally:
+        await engine.stop(timeout_s=30)
+    return {"concurrent": run.requests / run.elapsed_s, "one at a time": one}
+
+
+def _child(tree: Path, model_dir: Path, clients: int, requests: int) -> None:
+    sys.path.insert(0, str(tree))
+    import service.engine
+
+    if not Path(service.engine.__file__).resolve().is_relative_to(tree):
+        raise RuntimeError(f"imported {service.engine.__file__}, not {tree}'s service")
+    print(json.dumps(asyncio.run(_measure(model_dir, clients, requests))))
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.trees", description=__doc__)
+    parser.add_argument("--before", type=Path, required=True)
+    parser.add_argument("--after", type=Path, default=Path())
+    parser.add_argument("--model-dir", type=Path, default=Path("models/normalize/1"))
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--clients", type=int, default=32)
+    parser.add_argument("--requests", type=int, default=256, help="requests per measured round (concurrent)")
+    parser.add_argument("--child", type=Path, default=None, help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    model_dir = args.model_dir.resolve()
+    if args.child is not None:
+        _child(args.child, model_dir, args.clients, args.requests)
+        return 0
+    trees = {"before": args.before.resolve(), "after": args.after.resolve()}
+    rates: dict[str, list[dict[str, float]]] = {name: [] for name in trees}
+    for round_index in range(args.rounds):
+        for name in list(trees) if round_index % 2 == 0 else list(reversed(trees)):
+            command = [sys.executable, "-m", "bench.trees", "--before", str(trees["before"]), "--child"]
+            command += [str(trees[name]), "--model-dir", str(model_dir), "--clients", str(args.clients)]
+            command += ["--requests", str(args.requests)]
+            out = subprocess.run(command, check=True, capture_output=True, text=True, timeout=1800)
+            rates[name].append(json.loads(out.stdout.strip().splitlines()[-1]))
+            print(f"round {round_index + 1} {name}: {rates[name][-1]}", flush=True)
+    for kind in ("concurrent", "one at a time"):
+        ratios = [a[kind] / b[kind] for a, b in zip(rates["after"], rates["before"], strict=True)]
+        after = statistics.median(r[kind] for r in rates["after"])
+        before = statistics.median(r[kind] for r in rates["before"])
+        label = f"{args.clients} clients" if kind == "concurrent" else kind
+        print(
+            f"{label}: after / before {statistics.median(ratios):.2f}x (rounds {min(ratios):.2f}-{max(ratios):.2f}); "
+            f"requests/s after {after:,.1f}, before {before:,.1f}"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
