@@ -1,0 +1,97 @@
+"""The bundled normalizer on what people type, served as users get it (`/generate`, the edit guard on):
+every row of issue 19's table of observed failures and every example of README's contract.
+
+Unlike the generated test split, these are fixed inputs written by hand: ordinary sentences, short
+inputs with no sentence around them, other scripts, prices and links beside number words.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from service.http.app import create_app
+from tests.servers import Served, make_settings, serve
+
+pytestmark = pytest.mark.slow
+BUNDLED = Path(__file__).parents[2] / "models" / "normalize" / "1"
+
+# Two expressions in one sentence (a date and a number) are outside what the model was trained on (one
+# expression a sentence): it repeats a fragment, and the guard puts the source words back (no corruption, a
+# missed conversion). "mil millones" comes out with one zero too few (a number made of number words: the
+# guard cannot tell). Issue 19 stays open on these.
+KNOWN_MISSES = {
+    "El once de mayo de dos mil uno llegaron doscientas personas. El once de septiembre",
+    "El once de mayo de dos mil uno llegaron doscientas personas. El once de mayo de dos",
+    "mil millones",
+}
+
+
+def _case(source: str, expected: str) -> object:
+    known = any(source.startswith(prefix) and (prefix != "mil millones" or source == prefix) for prefix in KNOWN_MISSES)
+    marks = [pytest.mark.xfail(reason="issue 19, open: see KNOWN_MISSES", strict=True)] if known else []
+    return pytest.param(source, expected, marks=marks, id=source[:40])
+
+
+# (input, what the contract says comes out)
+CONTRACT = [
+    # issue 19's table: what the first bundled model did to these
+    (
+        "El once de mayo de dos mil uno llegaron doscientas personas. El once de septiembre de dos mil uno "
+        "llegaron más. En mil novecientos noventa y dos vivían allí tres mil quinientas dos personas.",
+        "El 2001-05-11 llegaron 200 personas. El 2001-09-11 llegaron más. En 1992 vivían allí 3502 personas.",
+    ),
+    (
+        "El once de mayo de dos mil uno llegaron doscientas personas. "
+        "El once de mayo de dos mil uno llegaron doscientas personas.",
+        "El 2001-05-11 llegaron 200 personas. El 2001-05-11 llegaron 200 personas.",
+    ),
+    ("Me encanta 🎉 y tengo veinticinco años 😀.", "Me encanta 🎉 y tengo 25 años 😀."),
+    ("Привет, мир", "Привет, мир"),
+    ("日本語のテキスト", "日本語のテキスト"),
+    ("El precio es de 3,50 €.", "El precio es de 3,50 €."),
+    (
+        "Mira https://x.es/libros?id=7 donde venden tres mil doscientos libros.",
+        "Mira https://x.es/libros?id=7 donde venden 3200 libros.",
+    ),
+    ("Tengo veintiún años.", "Tengo 21 años."),
+    ("Tengo treinta y un años.", "Tengo 31 años."),
+    ("doscientas mil personas", "200000 personas"),
+    ("the first, second and twenty-third place", "the first, second and twenty-third place"),
+    ("un", "un"),
+    ("mil millones", "1000000000"),
+    ("el tres de mayo", "el 3 de mayo"),
+    ("treinta y uno de febrero de dos mil uno", "31 de febrero de 2001"),
+    # README's contract
+    ("doscientas personas", "200 personas"),
+    ("veintiuna casas", "21 casas"),
+    ("ciento un dálmatas", "101 dálmatas"),
+    ("twenty-one hundred", "2100"),
+    ("one thousand two hundred thirty-four", "1234"),
+    ("May third", "May 3"),
+    ("the third of May", "the 3 of May"),
+    ("una", "una"),
+    ("uno", "uno"),
+    ("one", "one"),
+    ("primero", "primero"),
+    ("one of them", "one of them"),
+    ("We bought twelve screws for the table.", "We bought 12 screws for the table."),
+    ("La reunión es a las 10:30 del 12/10/1492.", "La reunión es a las 10:30 del 12/10/1492."),
+]
+
+
+@pytest.fixture(scope="module")
+def bundled() -> Iterator[Served]:
+    settings = make_settings(model_dir=BUNDLED, max_new_tokens_limit=128, request_timeout_s=300)
+    with serve(create_app(settings), timeout_s=120) as served:
+        yield served
+
+
+@pytest.mark.parametrize(("source", "expected"), [_case(s, e) for s, e in CONTRACT])
+def test_the_bundled_model_keeps_its_contract(bundled: Served, source: str, expected: str) -> None:
+    response = httpx.post(f"{bundled.url}/generate", json={"inputs": source}, timeout=300)
+    assert response.status_code == 200, response.text
+    assert response.json()["generated_text"] == expected
