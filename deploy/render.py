@@ -27,7 +27,8 @@ NGINX_CONF = DEPLOY / "nginx" / "nginx.conf"
 PROMETHEUS_YML = DEPLOY / "prometheus" / "prometheus.yml"
 ALERTS_YML = DEPLOY / "prometheus" / "alerts.yml"
 
-# The one upstream line of the shipped config: `server atento:8000 resolve <parameters>;`
+# The upstream lines of the shipped config: `server atento:8000 resolve <parameters>;` (the replicas, and
+# the same replicas again as backups), each rewritten to one line per loopback replica.
 _UPSTREAM_SERVER = re.compile(r"^(?P<indent>[ \t]*)server atento:8000 resolve(?P<params>[^;]*);[^\n]*$", re.M)
 
 
@@ -43,8 +44,8 @@ def render_nginx(*, listen: str, upstreams: Sequence[str], log_dir: Path, source
 
     Args:
         listen: `host:port` nginx listens on (the shipped file listens on port 80).
-        upstreams: `host:port` of each replica; each gets the shipped server line's parameters
-            (max_fails, fail_timeout), without `resolve`, which needs a resolver and nginx >= 1.27.3.
+        upstreams: `host:port` of each replica; each gets every shipped server line's parameters
+            (max_fails, fail_timeout, backup), without `resolve`, which needs a resolver and nginx >= 1.27.3.
         log_dir: where the access and error logs go (the shipped file logs to stdout and stderr).
         source: the configuration to render; the shipped file when None.
 
@@ -54,11 +55,13 @@ def render_nginx(*, listen: str, upstreams: Sequence[str], log_dir: Path, source
     if not upstreams:
         raise ValueError("at least one upstream")
     text = NGINX_CONF.read_text(encoding="utf-8") if source is None else source
-    match = _UPSTREAM_SERVER.search(text)
-    if match is None:
+
+    def servers(match: re.Match[str]) -> str:
+        return "\n".join(f"{match['indent']}server {address}{match['params']};" for address in upstreams)
+
+    text, count = _UPSTREAM_SERVER.subn(servers, text)
+    if count == 0:
         raise ValueError(f"{NGINX_CONF.name} no longer has `server atento:8000 resolve ...;`: update deploy/render.py")
-    servers = "\n".join(f"{match['indent']}server {address}{match['params']};" for address in upstreams)
-    text = text[: match.start()] + servers + text[match.end() :]
     # Static addresses: no DNS to re-resolve (127.0.0.11 is Docker's resolver, absent here).
     text = _replace_once(r"^[ \t]*resolver 127\.0\.0\.11[^;]*;[^\n]*\n", "", text)
     text = _replace_once(r"^([ \t]*)listen 80;", rf"\g<1>listen {listen};", text)

@@ -516,6 +516,8 @@ def test_nginx_limits_agree_with_the_service(monkeypatch: pytest.MonkeyPatch) ->
     # Slowloris is cut at the same point at the edge and, where no nginx is in front (Kubernetes), in uvicorn.
     assert _seconds(one("client_header_timeout")) == server.header_timeout_s
     assert _seconds(one("client_body_timeout")) <= settings.request_timeout_s
+    # A client that stops reading its response is cut at the same point at the edge and in uvicorn.
+    assert _seconds(one("send_timeout")) == server.send_timeout_s
     # nginx drops an idle upstream connection before the replica does, never sending on one being closed.
     upstream_keepalive = [_seconds(v) for v in nginx["keepalive_timeout"]]
     assert min(upstream_keepalive) < server.keep_alive_timeout_s, upstream_keepalive
@@ -577,8 +579,18 @@ def test_rendered_configs_differ_from_the_shipped_ones_only_where_docker_is_name
     ).splitlines()
     removed = [line.strip() for line in shipped if line not in rendered]
     added = [line.strip() for line in rendered if line not in shipped]
-    assert [line.split()[0] for line in removed] == ["resolver", "access_log", "error_log", "server", "listen"]
-    assert [line.split()[0] for line in added] == ["access_log", "error_log", "server", "server", "listen"]
+    removed_directives = [line.split()[0] for line in removed]
+    assert removed_directives == ["resolver", "access_log", "error_log", "server", "server", "listen"]
+    # Each `server atento:8000 resolve` line (the replicas, then the same replicas as backups) becomes one line
+    # per loopback replica, with the shipped parameters.
+    assert [line.split()[0] for line in added] == ["access_log", "error_log", *["server"] * 4, "listen"]
+    servers = [line.strip() for line in rendered if line.strip().startswith("server 127.")]
+    assert servers == [
+        "server 127.0.0.1:8001 max_fails=3 fail_timeout=2s;",
+        "server 127.0.0.1:8002 max_fails=3 fail_timeout=2s;",
+        "server 127.0.0.1:8001 backup max_fails=0;",
+        "server 127.0.0.1:8002 backup max_fails=0;",
+    ]
 
     config, rules = render_prometheus(
         listen="127.0.0.1:9090",

@@ -295,11 +295,6 @@ def test_a_stream_cut_by_kill_9_ends_without_its_final_event(stack: Stack) -> No
         assert results[i][-1].generated_text == stack.expected[LONG_TEXT]
 
 
-@pytest.mark.xfail(
-    reason="issue 20, open: since the drain answers 503 at the end of the grace period, nginx sometimes has "
-    "no live upstream for a moment of a rolling restart and answers 502 (about one run in two)",
-    strict=False,
-)
 def test_a_rolling_restart_loses_nothing(stack: Stack) -> None:
     exit_codes = []
     with ClosedLoop(stack) as load:
