@@ -19,7 +19,8 @@ class ServerSettings(BaseModel):
     """The connection limits uvicorn enforces for `python -m service` (ATENTO_SERVER__*, --server.*).
 
     What uvicorn cannot bound is left to the front end (deploy/nginx): the time to send a request body,
-    and a slow client's reading of the response. docs/http-limits.md lists both sides.
+    and a client reading its response slowly (send_timeout_s stops only one that reads nothing).
+    docs/http-limits.md lists both sides.
     """
 
     http: Literal["h11", "httptools"] = Field(
@@ -33,6 +34,13 @@ class ServerSettings(BaseModel):
         description="A connection is closed when a request head (request line and headers) is not complete this "
         "many seconds after the connection opened or the head's first byte arrived (slowloris, and connections "
         "that never send a request). h11 only.",
+    )
+    send_timeout_s: float = Field(
+        30.0,
+        gt=0,
+        description="A connection is aborted when its client has read nothing of a response for this many seconds "
+        "(the server's send buffers stay full): a client that stops reading cannot hold its response in memory, "
+        "its connection open, or an event stream's request in flight, for longer. h11 only.",
     )
     keep_alive_timeout_s: int = Field(
         5, ge=1, description="An idle keep-alive connection is closed after this many seconds without a new request."

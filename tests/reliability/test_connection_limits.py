@@ -6,6 +6,7 @@ What uvicorn cannot bound (a slow body, a slow reader) is the front end's (deplo
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import socket
@@ -159,3 +160,49 @@ def test_connections_beyond_the_limit_get_a_fast_503(tmp_path: Path) -> None:
         while httpx.post(f"{url}/generate", json={"inputs": "tres gatos"}, timeout=10).status_code != 200:
             assert time.monotonic() < deadline, "never answered again after the connections closed"
             time.sleep(0.1)
+
+
+def _generate_answered(url: str) -> float:
+    """POST /generate requests the app has answered (its response written to the connection)."""
+    text = httpx.get(f"{url}/metrics", timeout=10).text
+    return sum(
+        float(line.rsplit(" ", 1)[1])
+        for line in text.splitlines()
+        if line.startswith("atento_requests_total{") and 'route="/generate"' in line
+    )
+
+
+def test_a_client_that_stops_reading_is_cut_off_after_the_send_timeout(tmp_path: Path) -> None:
+    """A 6 MB response (two inputs with their attention), more than the kernel's socket buffers hold (4 MB),
+    to a client that reads none of it for 3 s: without a send timeout the server keeps the rest in memory
+    and the connection open for as long as the client likes, and delivers it all when it reads at last."""
+    text = "Pedido 4815162342 del 2026-11-29, cuenta 0049 1500 0512 3456 7890, ref. 314159265358979."
+    body = json.dumps({"inputs": [text, text], "parameters": {"return_attention": True}}).encode()
+    head = b"POST /generate HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n"
+    with _service(tmp_path, "--server.send-timeout-s", "1") as (_, url):
+        reader = socket.socket()
+        reader.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)  # before connect: a small TCP window
+        host, port = url.removeprefix("http://").split(":")
+        reader.connect((host, int(port)))
+        try:
+            reader.sendall(head % len(body) + body)
+            started = time.monotonic()
+            while _generate_answered(url) < 1:
+                assert time.monotonic() - started < 90, "never answered"
+                time.sleep(0.2)
+            time.sleep(3.0)  # reading nothing, three times the send timeout
+            reader.settimeout(10)
+            received = b""
+            try:
+                while chunk := reader.recv(65536):
+                    received += chunk
+            except ConnectionResetError:
+                pass
+        finally:
+            reader.close()
+        assert received.startswith(b"HTTP/1.1 200"), received[:200]
+        declared = int(received.split(b"content-length: ", 1)[1].split(b"\r\n", 1)[0])
+        log.info(f"client that read nothing for 3 s: {len(received)} bytes came of a {declared}-byte response")
+        assert declared > 5_000_000, "the response must outgrow the socket buffers"
+        assert len(received) < declared, "the whole response was delivered: the connection was never cut"
+        assert httpx.get(f"{url}/health/live").status_code == 200
