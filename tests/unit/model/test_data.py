@@ -385,7 +385,7 @@ def test_jsonl_pairs_round_trip_any_text(tmp_path: Path) -> None:
 def test_short_inputs_stand_alone_and_held_out_ones_are_all_rewrites(
     train: list[Example], test_split: list[Example]
 ) -> None:
-    """"doscientas personas", "el tres de mayo", "May third" alone; "un", "one", "primero" stay words alone."""
+    """ "doscientas personas", "el tres de mayo", "May third" alone; "un", "one", "primero" stay words alone."""
     for examples in (train, test_split):
         short = [ex for ex in examples if ex.category.startswith("short_")]
         assert len(short) > 100
