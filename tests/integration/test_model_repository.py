@@ -89,7 +89,7 @@ def test_each_model_answers_on_its_own_routes(
         assert events[-1]["generated_text"] == expected[name][0]
     # The TGI routes are the default model's.
     assert [b["generated_text"] for b in generate(url, "/generate", TEXTS)] == expected["normalize"]
-    assert generate(url, "/", TEXTS[0])[0]["generated_text"] == expected["normalize"][0]
+    assert generate(url, "/", TEXTS[0])["generated_text"] == expected["normalize"][0]
     assert (
         httpx.get(f"{url}/info").json()["model_name"]
         == httpx.get(f"{single['normalize'].url}/info").json()["model_name"]

@@ -143,7 +143,7 @@ def test_load_and_unload(server: Served, expected: dict[str, list[str]]) -> None
     assert not client.is_model_ready("tiny")
     states = {(m["name"], m["version"]): (m["state"], m["reason"]) for m in client.get_model_repository_index()}
     assert states[("tiny", "1")] == ("UNAVAILABLE", "unloaded")
-    with pytest.raises(InferenceServerException, match="no model 'tiny' is served"):
+    with pytest.raises(InferenceServerException, match="model 'tiny' has no served version"):
         infer_texts(client, "tiny")
     client.load_model("tiny")
     assert client.is_model_ready("tiny")

@@ -57,8 +57,8 @@ def publish_models(app: FastAPI) -> None:
     served = []
     for entry in repository.serving():
         if entry.engine is not None and entry.engine.ready:
-            info = entry.engine.info
-            served.append((info.name, str(info.version), info.variant, info.provider))
+            info = entry.engine.info  # named as the repository names it (the manifest may say otherwise)
+            served.append((entry.name, entry.version, info.variant, info.provider))
     app.state.metrics.set_models(served)
 
 
