@@ -86,7 +86,7 @@ def test_the_runtime_container_matches_the_service() -> None:
     assert env["ATENTO_MODEL_REPOSITORY"] == "/mnt/models"  # where KServe's storage initializer puts storageUri
     assert "ATENTO_MODEL_DIR" not in env  # a repository, not one model directory
     assert [p["containerPort"] for p in container["ports"]] == [int(env["ATENTO_PORT"])]
-    routes = {getattr(r, "path", None) for r in create_app(ServiceSettings.model_validate({})).routes}
+    routes = set(create_app(ServiceSettings.model_validate({})).openapi()["paths"])
     for probe in ("readinessProbe", "livenessProbe"):
         assert container[probe]["httpGet"]["path"] in routes, probe
         assert container[probe]["httpGet"]["port"] == int(env["ATENTO_PORT"])
