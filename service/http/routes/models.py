@@ -62,8 +62,19 @@ def publish_models(app: FastAPI) -> None:
     app.state.metrics.set_models(served)
 
 
+UNKNOWN_MODEL_RESPONSE: dict[int | str, dict[str, Any]] = {
+    404: {"description": "No such model or version is served; the body lists the loaded ones"}
+}
+
+
 def include_model_routes(app: FastAPI, routers: Sequence[APIRouter], *, dependencies: list[Any]) -> None:
     """Serve every router's routes under /models/{name} and /models/{name}/versions/{version}."""
     for prefix, lease in (("/models/{name}", lease_model), ("/models/{name}/versions/{version}", lease_version)):
         for router in routers:
-            app.include_router(router, prefix=prefix, dependencies=[*dependencies, Depends(lease)], tags=["models"])
+            app.include_router(
+                router,
+                prefix=prefix,
+                dependencies=[*dependencies, Depends(lease)],
+                tags=["models"],
+                responses=UNKNOWN_MODEL_RESPONSE,
+            )

@@ -182,6 +182,7 @@ async def _body_object(request: Request) -> dict[str, Any]:
 @router.post(
     "/v2/repository/index",
     response_model=list[RepositoryEntry],
+    responses=_ERRORS,
     summary="The repository's models and versions, with their state",
     openapi_extra={"requestBody": {"content": {"application/json": {"schema": {"type": "object"}}}}},
 )
