@@ -298,8 +298,7 @@ def nllb_checkpoint(directory: Path, *, seed: int = 0) -> Path:
     sinusoidal positions (offset 2), no final_logits_bias; NLLB's tokenizer layout (tokenizer.json, the
     source language code before the text, EOS after), the target language code forced first. `<pad>` is a
     bad word: transformers would not count a generated pad in the decoder's positions."""
-    import torch
-    from transformers import GenerationConfig, M2M100Config, M2M100ForConditionalGeneration, NllbTokenizer
+    from transformers import NllbTokenizer
 
     directory.mkdir(parents=True, exist_ok=True)
     specials = ["<s>", "<pad>", "</s>", "<unk>"]
@@ -307,40 +306,10 @@ def nllb_checkpoint(directory: Path, *, seed: int = 0) -> Path:
     tokenizer = NllbTokenizer(vocab=vocab, merges=merges, src_lang="spa_Latn", tgt_lang="eng_Latn")
     tokenizer.save_pretrained(directory)
     bos, pad, eos = vocab["<s>"], vocab["<pad>"], vocab["</s>"]
-    torch.manual_seed(seed)
-    config = M2M100Config(
-        vocab_size=len(tokenizer),
-        d_model=32,
-        encoder_layers=2,
-        decoder_layers=2,
-        encoder_attention_heads=4,
-        decoder_attention_heads=4,
-        encoder_ffn_dim=64,
-        decoder_ffn_dim=64,
-        max_position_embeddings=128,
-        scale_embedding=True,
-        pad_token_id=pad,
-        bos_token_id=bos,
-        eos_token_id=eos,
-        decoder_start_token_id=eos,
-        dropout=0.0,
-        init_std=0.3,  # logits far apart, so float32 round-off between runtimes never flips a choice
+    forced = tokenizer.convert_tokens_to_ids("eng_Latn")
+    return _save_tiny_m2m100(
+        directory, tokenizer, vocab_size=len(tokenizer), ids=(bos, pad, eos), forced=forced, seed=seed
     )
-    model = M2M100ForConditionalGeneration(config)
-    _favour_eos(model, tokenizer, eos=eos, scale=1.0)
-    model.generation_config = GenerationConfig(
-        decoder_start_token_id=eos,
-        pad_token_id=pad,
-        bos_token_id=bos,
-        eos_token_id=eos,
-        forced_bos_token_id=tokenizer.convert_tokens_to_ids("eng_Latn"),
-        bad_words_ids=[[pad]],
-        num_beams=4,
-        max_length=40,
-        no_repeat_ngram_size=3,
-    )
-    model.save_pretrained(directory)
-    return directory
 
 
 def m2m100_tokenizer_files(directory: Path) -> Any:
@@ -384,14 +353,25 @@ def m2m100_checkpoint(directory: Path, *, seed: int = 0) -> Path:
     """M2M100 as facebook/m2m100_418M ships it: the NLLB architecture (pre-norm, final layer norms, scaled
     embeddings, pad-aware sinusoidal positions) with M2M100Tokenizer's files (sentencepiece.bpe.model +
     vocab.json, no tokenizer.json): "__es__" before the source, "__en__" forced first, <pad> a bad word."""
+    tokenizer = m2m100_tokenizer_files(directory)
+    bos, pad, eos = 0, 1, 2
+    vocab_size = len(tokenizer.encoder) + len(tokenizer.lang_token_to_id) + 8  # + M2M100's 8 made-up words
+    forced = tokenizer.get_lang_id("en")
+    return _save_tiny_m2m100(directory, tokenizer, vocab_size=vocab_size, ids=(bos, pad, eos), forced=forced, seed=seed)
+
+
+def _save_tiny_m2m100(
+    directory: Path, tokenizer: Any, *, vocab_size: int, ids: tuple[int, int, int], forced: int, seed: int
+) -> Path:
+    """The tiny M2M100 both layouts share (NLLB's tokenizer.json, M2M100's SentencePiece files):
+    `ids` = (bos, pad, eos), `forced` the target-language token forced first, <pad> a bad word."""
     import torch
     from transformers import GenerationConfig, M2M100Config, M2M100ForConditionalGeneration
 
-    tokenizer = m2m100_tokenizer_files(directory)
-    bos, pad, eos = 0, 1, 2
+    bos, pad, eos = ids
     torch.manual_seed(seed)
     config = M2M100Config(
-        vocab_size=len(tokenizer.encoder) + len(tokenizer.lang_token_to_id) + 8,  # + M2M100's 8 made-up words
+        vocab_size=vocab_size,
         d_model=32,
         encoder_layers=2,
         decoder_layers=2,
@@ -415,7 +395,7 @@ def m2m100_checkpoint(directory: Path, *, seed: int = 0) -> Path:
         pad_token_id=pad,
         bos_token_id=bos,
         eos_token_id=eos,
-        forced_bos_token_id=tokenizer.get_lang_id("en"),
+        forced_bos_token_id=forced,
         bad_words_ids=[[pad]],
         num_beams=4,
         max_length=40,
