@@ -13,20 +13,7 @@ import random
 import sys
 from collections.abc import Callable, Iterator, Sequence
 
-from model.carrier_text import carrier_template, carriers, random_sentence
-from model.copytext import copy_piece, fits_one_piece
-from model.expressions import (
-    SPLITS,
-    cardinal_words,
-    date_source,
-    impossible_date,
-    sample_date,
-    sample_day_of_year,
-    sample_impossible_day,
-    sample_number,
-    sentence_agreement,
-    yearless_date,
-)
+from model.expressions import SPLITS
 
 # Re-exported: callers and tests know the generator's split rules and the pairs file by this module.
 from model.expressions import VOCABULARY_NUMBERS as VOCABULARY_NUMBERS
@@ -35,7 +22,19 @@ from model.expressions import number_split as number_split
 from model.pairs import DataError as DataError
 from model.pairs import Example
 from model.pairs import read_pairs_tsv as read_pairs_tsv
-from model.sentences_copied import _article, _copy, _lang, _ordinal, _plain, _words
+from model.sentences_copied import _article, _copy, _lang, _ordinal, _plain
+from model.sentences_rewritten import (
+    cardinal,
+    context,
+    date,
+    expression_sentence,
+    impossible,
+    multiple_expressions,
+    number_noun_es,
+    sentence_date,
+    sentence_number,
+    yearless,
+)
 from model.short_text import short_phrase
 
 # One category per clause of the contract; held-out splits sample them uniformly.
@@ -53,6 +52,8 @@ CATEGORIES = (
     "date_impossible_en",  # "February thirtieth, two thousand and one" -> "February thirtieth, 2001"
     "sentence_number_es",  # a cardinal rewritten in place inside a carrier sentence
     "sentence_number_en",
+    "sentence_multiple_es",  # two or three expressions in one sentence: "El once de mayo ... doscientas personas."
+    "sentence_multiple_en",
     "sentence_date_es",  # a written or spoken date rewritten in place inside a carrier sentence
     "sentence_date_en",
     "context_es",  # an expression next to digits, URLs, markup, emoji or other scripts
@@ -90,6 +91,8 @@ TRAIN_CATEGORY_WEIGHTS = {
     "date_impossible_en": 0.6,
     "sentence_number_es": 2.5,
     "sentence_number_en": 2.5,
+    "sentence_multiple_es": 2.0,
+    "sentence_multiple_en": 2.0,
     "sentence_date_es": 1.2,
     "sentence_date_en": 1.2,
     "context_es": 1.5,
@@ -116,114 +119,12 @@ COPY_KINDS_BY_CATEGORY = {
     "copy_url": "url",
     "copy_markup": "markup",
 }
-# What may sit next to an expression in the context categories.
-CONTEXT_KINDS = ("script", "emoji", "digits", "url", "markup", "odd")
 
 
 Pair = tuple[str, str]
 Maker = Callable[[random.Random, str], Pair]
-
-
-# ---------------------------------------------------------------------------------------------
-# Expressions, bare and in sentences
-
-
-def _cardinal(rng: random.Random, split: str, lang: str) -> Pair:
-    n = sample_number(rng, split)
-    return cardinal_words(n, lang, rng), str(n)
-
-
-def _date(rng: random.Random, split: str, lang: str, spoken: bool) -> Pair:
-    d = sample_date(rng, split)
-    return date_source(d, lang, rng, spoken=spoken), d.isoformat()
-
-
-def _in_carrier(rng: random.Random, split: str, table: str, pair: Pair, slot: str) -> Pair:
-    """`pair` put in place into a carrier sentence of `table` (hand-written or random words)."""
-    template = carrier_template(rng, split, table, "{" + slot + "}")
-    return template.format(**{slot: pair[0]}), template.format(**{slot: pair[1]})
-
-
-def _sentence_number(rng: random.Random, split: str, lang: str) -> Pair:
-    n = sample_number(rng, split, in_sentence=True)
-    form = sentence_agreement(rng) if lang == "es" else "alone"
-    return _in_carrier(rng, split, f"number_{lang}", (cardinal_words(n, lang, rng, form=form), str(n)), "n")
-
-
-def _number_noun_es(rng: random.Random, split: str) -> Pair:
-    """A number agreeing with the noun it counts: "doscientas casas", "veintiún perros", "un millón de"."""
-    feminine = rng.random() < 0.5
-    nouns = carriers("nouns_f_es" if feminine else "nouns_m_es", "train")
-    noun = rng.choice([n for n in nouns if n[-1] in "aeiou"]) + "s"
-    n = sample_number(rng, split, in_sentence=True, max_digits=rng.choice((2, 3, 6, 9)))
-    if rng.random() < 0.4:  # the agreement that matters most: numbers ending in one, and hundreds
-        n = n - n % 100 + rng.choice((1, 21, 31, 41, 51, 61, 71, 81, 91)) if n > 100 else rng.choice((21, 31, 41, 51))
-    words = cardinal_words(n, "es", rng, form="feminine" if feminine else "masculine")
-    of = " de" if n % 1_000_000 == 0 else ""  # "dos millones de casas"
-    # Random words around it: the hand-written number templates already have a noun after the slot.
-    carrier = random_sentence(rng, split, "es").replace("{", "(").replace("}", ")").split(" ")
-    at = rng.randint(1, len(carrier))
-    source = " ".join([*carrier[:at], f"{words}{of} {noun}", *carrier[at:]])
-    target = " ".join([*carrier[:at], f"{n}{of} {noun}", *carrier[at:]])
-    return source, target
-
-
-def _sentence_date(rng: random.Random, split: str, lang: str) -> Pair:
-    d = sample_date(rng, split)
-    return _in_carrier(
-        rng, split, f"date_{lang}", (date_source(d, lang, rng, spoken=rng.random() < 0.5), d.isoformat()), "d"
-    )
-
-
-def _yearless(rng: random.Random, split: str, lang: str) -> Pair:
-    month, day = sample_day_of_year(rng, split)
-    return _in_carrier(rng, split, f"date_{lang}", yearless_date(month, day, lang, rng), "d")
-
-
-def _impossible(rng: random.Random, split: str, lang: str) -> Pair:
-    year, month, day = sample_impossible_day(rng, split)
-    pair = impossible_date(year, month, day, lang, rng, with_year=rng.random() < 0.6)
-    # Held-out splits always use a held-out carrier: bare, the few impossible days repeat across splits.
-    return _in_carrier(rng, split, f"date_{lang}", pair, "d") if split != "train" or rng.random() < 0.7 else pair
-
-
-def _expression_sentence(rng: random.Random, split: str, lang: str) -> Pair:
-    """A sentence with one expression of any kind the contract rewrites."""
-    makers: list[Callable[[], Pair]] = [
-        lambda: _sentence_number(rng, split, lang),
-        lambda: _sentence_date(rng, split, lang),
-        lambda: _yearless(rng, split, lang),
-        lambda: _impossible(rng, split, lang),
-    ]
-    if lang == "es":
-        makers.append(lambda: _number_noun_es(rng, split))
-    return rng.choices(makers, (4, 3, 1, 0.5, 1)[: len(makers)])[0]()
-
-
-def _context(rng: random.Random, split: str, lang: str) -> Pair:
-    """An expression in a sentence that also holds copy-only text: digits, a URL, emoji, markup."""
-    while True:
-        pair = _context_once(rng, split, lang)
-        if fits_one_piece(pair[0]) and fits_one_piece(pair[1]):
-            return pair
-
-
-def _context_once(rng: random.Random, split: str, lang: str) -> Pair:
-    source, target = _expression_sentence(rng, split, lang)
-    kinds = rng.sample(CONTEXT_KINDS, rng.randint(1, 2))
-    pieces = [copy_piece(rng, _words(split, lang), kind) for kind in kinds]
-    if "markup" in kinds and rng.random() < 0.5:  # markup around the whole sentence: "<b>...</b>"
-        mark = rng.choice((("<b>", "</b>"), ("**", "**"), ("<p>", "</p>"), ("- ", ""), ("> ", "")))
-        return mark[0] + source + mark[1], mark[0] + target + mark[1]
-    # The same pieces at the same word positions on both sides; the expression's words differ in count,
-    # so positions are counted from the sentence's end when inserting after the expression.
-    joined_source, joined_target = source, target
-    for piece in pieces:
-        if rng.random() < 0.5:
-            joined_source, joined_target = f"{piece} {joined_source}", f"{piece} {joined_target}"
-        else:
-            joined_source, joined_target = f"{joined_source} {piece}", f"{joined_target} {piece}"
-    return joined_source, joined_target
+# Share of a paragraph's expression sentences that hold two or three expressions.
+PARAGRAPH_MULTIPLE_SHARE = 0.25
 
 
 def _separator(rng: random.Random) -> str:
@@ -242,7 +143,8 @@ def _paragraph(rng: random.Random, split: str, *, with_expressions: bool) -> Pai
         if rng.random() < 0.15:
             lang = _lang(rng)
         if with_expressions and rng.random() < 0.6:
-            pair = _expression_sentence(rng, split, lang)
+            several = rng.random() < PARAGRAPH_MULTIPLE_SHARE
+            pair = (multiple_expressions if several else expression_sentence)(rng, split, lang)
         else:
             kind = rng.random()
             if kind < 0.6:
@@ -261,23 +163,25 @@ def _paragraph(rng: random.Random, split: str, *, with_expressions: bool) -> Pai
 
 
 _MAKERS: dict[str, Maker] = {
-    "cardinal_es": lambda rng, split: _cardinal(rng, split, "es"),
-    "cardinal_en": lambda rng, split: _cardinal(rng, split, "en"),
-    "number_noun_es": _number_noun_es,
-    "date_written_es": lambda rng, split: _date(rng, split, "es", False),
-    "date_written_en": lambda rng, split: _date(rng, split, "en", False),
-    "date_spoken_es": lambda rng, split: _date(rng, split, "es", True),
-    "date_spoken_en": lambda rng, split: _date(rng, split, "en", True),
-    "date_yearless_es": lambda rng, split: _yearless(rng, split, "es"),
-    "date_yearless_en": lambda rng, split: _yearless(rng, split, "en"),
-    "date_impossible_es": lambda rng, split: _impossible(rng, split, "es"),
-    "date_impossible_en": lambda rng, split: _impossible(rng, split, "en"),
-    "sentence_number_es": lambda rng, split: _sentence_number(rng, split, "es"),
-    "sentence_number_en": lambda rng, split: _sentence_number(rng, split, "en"),
-    "sentence_date_es": lambda rng, split: _sentence_date(rng, split, "es"),
-    "sentence_date_en": lambda rng, split: _sentence_date(rng, split, "en"),
-    "context_es": lambda rng, split: _context(rng, split, "es"),
-    "context_en": lambda rng, split: _context(rng, split, "en"),
+    "cardinal_es": lambda rng, split: cardinal(rng, split, "es"),
+    "cardinal_en": lambda rng, split: cardinal(rng, split, "en"),
+    "number_noun_es": number_noun_es,
+    "date_written_es": lambda rng, split: date(rng, split, "es", False),
+    "date_written_en": lambda rng, split: date(rng, split, "en", False),
+    "date_spoken_es": lambda rng, split: date(rng, split, "es", True),
+    "date_spoken_en": lambda rng, split: date(rng, split, "en", True),
+    "date_yearless_es": lambda rng, split: yearless(rng, split, "es"),
+    "date_yearless_en": lambda rng, split: yearless(rng, split, "en"),
+    "date_impossible_es": lambda rng, split: impossible(rng, split, "es"),
+    "date_impossible_en": lambda rng, split: impossible(rng, split, "en"),
+    "sentence_number_es": lambda rng, split: sentence_number(rng, split, "es"),
+    "sentence_number_en": lambda rng, split: sentence_number(rng, split, "en"),
+    "sentence_multiple_es": lambda rng, split: multiple_expressions(rng, split, "es"),
+    "sentence_multiple_en": lambda rng, split: multiple_expressions(rng, split, "en"),
+    "sentence_date_es": lambda rng, split: sentence_date(rng, split, "es"),
+    "sentence_date_en": lambda rng, split: sentence_date(rng, split, "en"),
+    "context_es": lambda rng, split: context(rng, split, "es"),
+    "context_en": lambda rng, split: context(rng, split, "en"),
     "paragraph_mixed": lambda rng, split: _paragraph(rng, split, with_expressions=True),
     "plain_es": lambda rng, split: _plain(rng, split, "es"),
     "plain_en": lambda rng, split: _plain(rng, split, "en"),

@@ -35,6 +35,14 @@ _SORTED_VOCABULARY_NUMBERS = tuple(sorted(VOCABULARY_NUMBERS))  # a frozenset ha
 MIN_DATE, MAX_DATE = dt.date(1900, 1, 1), dt.date(2099, 12, 31)
 # Share of sampled numbers made round ("forty million", "seiscientos mil"), whose zeros are easy to miscount.
 ROUND_NUMBER_SHARE = 0.35
+# Share of sampled numbers that are a count of thousands, millions or thousands of millions ("mil
+# millones", "dos millones", "cien mil"): round numbers above put their zeros anywhere, and the earlier
+# models wrote "mil millones" with a zero too few.
+SCALE_NUMBER_SHARE = 0.06
+# Days from 29 on belong to train with every month, as the vocabulary numbers do: whether a month has a
+# 29th, 30th or 31st is a fact of the calendar, not a pattern to generalize, and a model that never saw
+# "October thirty-first" had no way to tell it from the impossible "November thirty-first".
+FIRST_DAY_KEPT_FOR_TRAINING = 29
 BABEL_FORMATS = ("full", "long", "medium")  # "short" is numeric: no month name, outside the contract
 
 
@@ -70,7 +78,12 @@ def sample_number(rng: random.Random, split: str, *, in_sentence: bool = False, 
     while True:
         digits = rng.randint(1, max_digits)
         n = rng.randint(max(MIN_NUMBER, 10 ** (digits - 1)), 10**digits - 1)
-        if rng.random() < ROUND_NUMBER_SHARE and digits > 2:
+        scales = [s for s in (3, 6, 9) if s < max_digits]
+        if scales and rng.random() < SCALE_NUMBER_SHARE:
+            scale = rng.choice(scales)
+            count = rng.choice((1, 1, rng.randint(2, 9), rng.randint(10, 999)))
+            n = count * 10 ** min(scale, max_digits - len(str(count)))
+        elif rng.random() < ROUND_NUMBER_SHARE and digits > 2:
             scale = 10 ** rng.randint(2, digits - 1)
             n = max(scale, n - n % scale)
         if number_split(n) == split or (in_sentence and n in VOCABULARY_NUMBERS):
@@ -157,12 +170,18 @@ def date_source(d: dt.date, lang: str, rng: random.Random, *, spoken: bool) -> s
 # Dates without a year, and days the month does not have
 
 
-def sample_day_of_year(rng: random.Random, split: str) -> tuple[int, int]:
-    """A (month, day) pair; split by the pair, so held-out splits see day-month pairs never trained on."""
+def day_of_year_split(month: int, day: int) -> str:
+    """The split that owns a day-month pair alone (the days from FIRST_DAY_KEPT_FOR_TRAINING on are train's)."""
+    return "train" if day >= FIRST_DAY_KEPT_FOR_TRAINING else expression_split(f"day:{month}-{day}")
+
+
+def sample_day_of_year(rng: random.Random, split: str, *, in_sentence: bool = False) -> tuple[int, int]:
+    """A (month, day) pair; split by the pair, so held-out splits see day-month pairs never trained on.
+    Inside a (held-out) sentence the last days of a month may appear in any split."""
     while True:
         month = rng.randint(1, 12)
         day = rng.randint(1, calendar.monthrange(2000, month)[1])  # 2000 is a leap year: 29 February exists
-        if expression_split(f"day:{month}-{day}") == split:
+        if day_of_year_split(month, day) == split or (in_sentence and day >= FIRST_DAY_KEPT_FOR_TRAINING):
             return month, day
 
 

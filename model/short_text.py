@@ -35,7 +35,7 @@ def short_phrase(rng: random.Random, split: str, lang: str) -> tuple[str, str]:
     if split != "train" and kind in ("bare_number", "word_that_stays"):
         kind = "counted_noun"  # held-out splits hold no bare vocabulary number or bare article
     if kind == "counted_noun":
-        return _counted_noun(rng, split, lang)
+        return counted_noun(rng, split, lang)
     if kind == "yearless_date":
         return _bare_yearless(rng, split, lang)
     if kind == "bare_number":
@@ -49,7 +49,7 @@ def short_phrase(rng: random.Random, split: str, lang: str) -> tuple[str, str]:
     return word, word
 
 
-def _counted_noun(rng: random.Random, split: str, lang: str) -> tuple[str, str]:
+def counted_noun(rng: random.Random, split: str, lang: str) -> tuple[str, str]:
     """ "doscientas personas" -> "200 personas", "ciento un dálmatas" -> "101 dálmatas", "twelve screws"."""
     # Held-out splits count with held-out numbers, so a test phrase never equals a training one.
     # (every number under 100 is train's: VOCABULARY_NUMBERS).

@@ -1,0 +1,218 @@
+"""The generator's sentences with something to rewrite: bare cardinals and dates, the same inside
+carrier sentences, counted nouns, sentences with two or three expressions, and expressions beside
+copy-only text (digits, URLs, emoji, markup). Split from model/data.py, which composes them into
+categories; model/sentences_copied.py holds the sentences whose target is their source.
+"""
+
+from __future__ import annotations
+
+import functools
+import random
+from collections.abc import Callable
+
+from model.carrier_text import carrier_template, carriers, random_sentence
+from model.copytext import copy_piece, fits_one_piece
+from model.expressions import (
+    cardinal_words,
+    date_source,
+    impossible_date,
+    sample_date,
+    sample_day_of_year,
+    sample_impossible_day,
+    sample_number,
+    sentence_agreement,
+    yearless_date,
+)
+from model.sentences_copied import _words
+from model.short_text import counted_noun
+from model.words import month_names
+
+Pair = tuple[str, str]
+# What may sit next to an expression in the context categories.
+CONTEXT_KINDS = ("script", "emoji", "digits", "url", "markup", "odd")
+# Words that may lead an expression added to a sentence that already holds one ("con doscientas
+# personas", "and May third"). Never "y"/"and" straight after a number: that would read as one number.
+ADDED_EXPRESSION_LEADS = {
+    "es": ("", "", "con ", "y ", "de ", "para ", "en ", "el ", "hasta el "),
+    "en": ("", "", "with ", "and ", "for ", "on ", "of ", "by "),
+}
+
+
+
+def cardinal(rng: random.Random, split: str, lang: str) -> Pair:
+    n = sample_number(rng, split)
+    return cardinal_words(n, lang, rng), str(n)
+
+
+def date(rng: random.Random, split: str, lang: str, spoken: bool) -> Pair:
+    d = sample_date(rng, split)
+    return date_source(d, lang, rng, spoken=spoken), d.isoformat()
+
+
+def _in_carrier(rng: random.Random, split: str, table: str, pair: Pair, slot: str) -> Pair:
+    """`pair` put in place into a carrier sentence of `table` (hand-written or random words)."""
+    template = carrier_template(rng, split, table, "{" + slot + "}")
+    return template.format(**{slot: pair[0]}), template.format(**{slot: pair[1]})
+
+
+def sentence_number(rng: random.Random, split: str, lang: str) -> Pair:
+    n = sample_number(rng, split, in_sentence=True)
+    form = sentence_agreement(rng) if lang == "es" else "alone"
+    return _in_carrier(rng, split, f"number_{lang}", (cardinal_words(n, lang, rng, form=form), str(n)), "n")
+
+
+def number_noun_es(rng: random.Random, split: str) -> Pair:
+    """A number agreeing with the noun it counts: "doscientas casas", "veintiún perros", "un millón de"."""
+    feminine = rng.random() < 0.5
+    nouns = carriers("nouns_f_es" if feminine else "nouns_m_es", "train")
+    noun = rng.choice([n for n in nouns if n[-1] in "aeiou"]) + "s"
+    n = sample_number(rng, split, in_sentence=True, max_digits=rng.choice((2, 3, 6, 9)))
+    if rng.random() < 0.4:  # the agreement that matters most: numbers ending in one, and hundreds
+        n = n - n % 100 + rng.choice((1, 21, 31, 41, 51, 61, 71, 81, 91)) if n > 100 else rng.choice((21, 31, 41, 51))
+    words = cardinal_words(n, "es", rng, form="feminine" if feminine else "masculine")
+    of = " de" if n % 1_000_000 == 0 else ""  # "dos millones de casas"
+    # Random words around it: the hand-written number templates already have a noun after the slot.
+    carrier = random_sentence(rng, split, "es").replace("{", "(").replace("}", ")").split(" ")
+    at = rng.randint(1, len(carrier))
+    source = " ".join([*carrier[:at], f"{words}{of} {noun}", *carrier[at:]])
+    target = " ".join([*carrier[:at], f"{n}{of} {noun}", *carrier[at:]])
+    return source, target
+
+
+def sentence_date(rng: random.Random, split: str, lang: str) -> Pair:
+    d = sample_date(rng, split)
+    return _in_carrier(
+        rng, split, f"date_{lang}", (date_source(d, lang, rng, spoken=rng.random() < 0.5), d.isoformat()), "d"
+    )
+
+
+def yearless(rng: random.Random, split: str, lang: str) -> Pair:
+    month, day = sample_day_of_year(rng, split, in_sentence=True)
+    return _in_carrier(rng, split, f"date_{lang}", yearless_date(month, day, lang, rng), "d")
+
+
+def impossible(rng: random.Random, split: str, lang: str) -> Pair:
+    year, month, day = sample_impossible_day(rng, split)
+    pair = impossible_date(year, month, day, lang, rng, with_year=rng.random() < 0.6)
+    # Held-out splits always use a held-out carrier: bare, the few impossible days repeat across splits.
+    return _in_carrier(rng, split, f"date_{lang}", pair, "d") if split != "train" or rng.random() < 0.7 else pair
+
+
+def expression_sentence(rng: random.Random, split: str, lang: str) -> Pair:
+    """A sentence with one expression of any kind the contract rewrites."""
+    makers: list[Callable[[], Pair]] = [
+        lambda: sentence_number(rng, split, lang),
+        lambda: sentence_date(rng, split, lang),
+        lambda: yearless(rng, split, lang),
+        lambda: impossible(rng, split, lang),
+    ]
+    if lang == "es":
+        makers.append(lambda: number_noun_es(rng, split))
+    return rng.choices(makers, (4, 3, 1, 0.5, 1)[: len(makers)])[0]()
+
+
+def context(rng: random.Random, split: str, lang: str) -> Pair:
+    """An expression in a sentence that also holds copy-only text: digits, a URL, emoji, markup."""
+    while True:
+        pair = _context_once(rng, split, lang)
+        if fits_one_piece(pair[0]) and fits_one_piece(pair[1]):
+            return pair
+
+
+def _context_once(rng: random.Random, split: str, lang: str) -> Pair:
+    source, target = expression_sentence(rng, split, lang)
+    kinds = rng.sample(CONTEXT_KINDS, rng.randint(1, 2))
+    pieces = [copy_piece(rng, _words(split, lang), kind) for kind in kinds]
+    if "markup" in kinds and rng.random() < 0.5:  # markup around the whole sentence: "<b>...</b>"
+        mark = rng.choice((("<b>", "</b>"), ("**", "**"), ("<p>", "</p>"), ("- ", ""), ("> ", "")))
+        return mark[0] + source + mark[1], mark[0] + target + mark[1]
+    # The same pieces at the same word positions on both sides; the expression's words differ in count,
+    # so positions are counted from the sentence's end when inserting after the expression.
+    joined_source, joined_target = source, target
+    for piece in pieces:
+        if rng.random() < 0.5:
+            joined_source, joined_target = f"{piece} {joined_source}", f"{piece} {joined_target}"
+        else:
+            joined_source, joined_target = f"{joined_source} {piece}", f"{joined_target} {piece}"
+    return joined_source, joined_target
+
+
+def multiple_expressions(rng: random.Random, split: str, lang: str) -> Pair:
+    """A sentence with two or three expressions: "El once de mayo de dos mil uno llegaron doscientas
+    personas." -> "El 2001-05-11 llegaron 200 personas."; short enough to be read whole."""
+    while True:
+        source, target = expression_sentence(rng, split, lang)
+        added = 0
+        for _ in range(rng.choice((1, 1, 2))):
+            more = _add_expression(rng, split, lang, source, target)
+            if more is not None:
+                (source, target), added = more, added + 1
+        if added and fits_one_piece(source) and fits_one_piece(target):
+            return source, target
+
+
+def _add_expression(rng: random.Random, split: str, lang: str, source: str, target: str) -> Pair | None:
+    """One more expression between words that source and target share, at least one shared word away
+    from what is already rewritten, so that no two expressions read as one ("treinta" + "y dos casas").
+    None when the sentence has no such place."""
+    source_words, target_words = source.split(" "), target.split(" ")
+    shortest = min(len(source_words), len(target_words))
+    prefix = 0
+    while prefix < shortest and source_words[prefix] == target_words[prefix]:
+        prefix += 1
+    suffix = 0
+    while suffix < shortest - prefix and source_words[-1 - suffix] == target_words[-1 - suffix]:
+        suffix += 1
+    # A date's month and its "de"/"of" are the same on both sides but belong to the rewritten span.
+    while prefix and _date_glue(source_words[prefix - 1]):
+        prefix -= 1
+    while suffix and _date_glue(source_words[-suffix]):
+        suffix -= 1
+    # ("start", i): before word i of the shared start; ("end", j): before the last j words of the shared end.
+    places = [("start", i) for i in range(prefix)] + [("end", j) for j in range(1, suffix)]
+    if suffix and source_words[-1][-1:].isalnum():
+        places.append(("end", 0))
+    if not places or prefix == len(source_words):  # nothing rewritten yet: no span to keep away from
+        return None
+    side, offset = rng.choice(places)
+    added_source, added_target = _added_expression(rng, split, lang)
+    for words, added in ((source_words, added_source), (target_words, added_target)):
+        words.insert(offset if side == "start" else len(words) - offset, added)
+    if side == "start" and offset == 0:  # the sentence now opens with the added expression
+        source_words[0], target_words[0] = _capitalized(source_words[0]), _capitalized(target_words[0])
+    return " ".join(source_words), " ".join(target_words)
+
+
+def _added_expression(rng: random.Random, split: str, lang: str) -> Pair:
+    """A counted noun, a date with or without a year, or a bare cardinal, with a word that may lead it."""
+    kind = rng.choices(("counted", "yearless", "dated", "cardinal"), (3, 1.5, 1.5, 1))[0]
+    if kind == "counted":
+        lead = rng.choice(("", "", "con ", "y ", "para ") if lang == "es" else ("", "", "with ", "and ", "for "))
+        source, target = counted_noun(rng, split, lang)
+    elif kind == "cardinal":
+        lead = rng.choice(("", "unos ", "y ", "son ") if lang == "es" else ("", "about ", "and ", "is "))
+        n = sample_number(rng, split, in_sentence=True)
+        source, target = cardinal_words(n, lang, rng), str(n)
+    else:
+        lead = rng.choice(("", "el ", "desde el ", "hasta el ") if lang == "es" else ("", "on ", "by ", "since "))
+        if kind == "yearless":
+            source, target = yearless_date(*sample_day_of_year(rng, split, in_sentence=True), lang, rng)
+        else:
+            d = sample_date(rng, split)
+            source, target = date_source(d, lang, rng, spoken=rng.random() < 0.6), d.isoformat()
+    return lead + source, lead + target
+
+
+@functools.cache
+def _date_glue_words() -> frozenset[str]:
+    months = {m.lower() for lang in ("es", "en") for m in month_names(lang)}
+    return frozenset(months | {"de", "del", "of", "the", "el"})
+
+
+def _date_glue(word: str) -> bool:
+    return word.strip(".,;:!?¿¡«»\"'()").lower() in _date_glue_words()
+
+
+def _capitalized(word: str) -> str:
+    return word[:1].upper() + word[1:]
+
