@@ -38,7 +38,6 @@ ADDED_EXPRESSION_LEADS = {
 }
 
 
-
 def cardinal(rng: random.Random, split: str, lang: str) -> Pair:
     n = sample_number(rng, split)
     return cardinal_words(n, lang, rng), str(n)
@@ -215,4 +214,3 @@ def _date_glue(word: str) -> bool:
 
 def _capitalized(word: str) -> str:
     return word[:1].upper() + word[1:]
-
