@@ -9,7 +9,8 @@ served set is first removed from routing, then waits for the requests that had a
 
 Which versions are served is Triton's version policy "latest N" (`versions`, 1 by default): the newest N
 versions of a name that verify and load. A version that fails never takes traffic; its error is kept for
-the index. No HTTP here: service/http/ maps these calls to the Open Inference Protocol and the routes.
+the index. New versions come in by a load call, or by polling (service/engine/repository_poll.py), which
+calls refresh(). No HTTP here: service/http/ maps these calls to the Open Inference Protocol and the routes.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import asyncio
 import contextlib
 import logging
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -64,6 +65,14 @@ def version_number(version: str) -> int:
     return int(version)
 
 
+def version_directories(directory: Path) -> list[str]:
+    """A model directory's version directories, newest first (positive integers, as Triton numbers them)."""
+    if not directory.is_dir():
+        return []
+    found = [p.name for p in directory.iterdir() if p.is_dir() and p.name.isdigit() and int(p.name) > 0]
+    return sorted(found, key=version_number, reverse=True)
+
+
 class ModelRepository:
     """The models a server serves, by name and version; the engine behind each request.
 
@@ -94,6 +103,7 @@ class ModelRepository:
         self._control = asyncio.Lock()  # one load or unload at a time
         self.on_retired: RetiredHook = lambda name, version: None
         self._single: EngineClient | None = None
+        self.names = tuple(names) if names else None  # ATENTO_MODELS; None: whatever is on disk, new ones too
         self._started = False  # start() has loaded what it could: an empty model is then missing, not loading
         if root is not None:
             wanted = list(names) if names else self._names_on_disk()
@@ -127,13 +137,8 @@ class ModelRepository:
         return sorted(p.name for p in self.root.iterdir() if p.is_dir() and NAME_PATTERN.fullmatch(p.name))
 
     def _versions_on_disk(self, name: str) -> list[str]:
-        """The name's version directories, newest first (positive integers, as Triton numbers them)."""
         assert self.root is not None
-        directory = self.root / name
-        if not directory.is_dir():
-            return []
-        found = [p.name for p in directory.iterdir() if p.is_dir() and p.name.isdigit() and int(p.name) > 0]
-        return sorted(found, key=version_number, reverse=True)
+        return version_directories(self.root / name)
 
     # ---- lifecycle ----
 
@@ -194,6 +199,23 @@ class ModelRepository:
             raise RepositoryRefused(f"model {name!r}: {problems}; {kept}")
         return [v.describe() for v in model.versions.values()]
 
+    async def refresh(self, name: str, *, versions: Collection[str]) -> None:
+        """The poller's load: try `versions` of `name` (new or changed on disk), then serve and retire as load()
+        does. Versions not listed are not retried (one that failed waits until its files change). Nothing is
+        raised: a refused version's error goes to the index and the log."""
+        self._check_name(name)
+        async with self._control:
+            model = self._models.setdefault(name, _Model())
+            for version in sorted(versions, key=version_number):
+                if version in model.serving:  # a served engine has its files loaded: replacing them changes nothing
+                    logger.warning(
+                        "model %s version %s changed on disk while served: the loaded copy keeps serving "
+                        "(put new files in a new version directory)",
+                        name,
+                        version,
+                    )
+            await self._sync(name, attempt=versions)
+
     async def unload(self, name: str) -> None:
         """Take every version of a model out of routing, drain them and stop their engines.
 
@@ -224,8 +246,9 @@ class ModelRepository:
 
     # ---- loading and retiring ----
 
-    async def _sync(self, name: str) -> None:
-        """Serve the newest `versions` loadable versions on disk; retire the rest. Holds the control lock."""
+    async def _sync(self, name: str, *, attempt: Collection[str] | None = None) -> None:
+        """Serve the newest `versions` loadable versions on disk; retire the rest. Holds the control lock.
+        `attempt`: the only versions to (re)load, besides the READY ones kept; None = any not READY."""
         model = self._models[name]
         chosen: list[str] = []
         for version in self._versions_on_disk(name):
@@ -233,6 +256,8 @@ class ModelRepository:
                 break
             entry = model.versions.get(version)
             if entry is None or entry.state != READY:
+                if attempt is not None and version not in attempt:
+                    continue
                 entry = await self._start_version(name, version)
                 model.versions[version] = entry
             if entry.state == READY:

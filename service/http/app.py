@@ -19,6 +19,7 @@ from fastapi.staticfiles import StaticFiles
 
 from service.engine import Engine, EngineClient
 from service.engine.repository import ModelRepository
+from service.engine.repository_poll import RepositoryPoller
 from service.http.auth import require_api_key
 from service.http.error_handlers import install_error_handlers
 from service.http.metrics import Metrics
@@ -110,7 +111,10 @@ async def _start_engine(app: FastAPI) -> None:
     """Load and warm up the model(s) in the background so that liveness answers while they load."""
     state = app.state
     models: ModelRepository = state.models
+    poller: RepositoryPoller | None = state.poller
     try:
+        if poller is not None:
+            await poller.baseline()  # before the start's loads: a file changed during them is seen as a change
         await models.start()
     except Exception as exc:  # the service must not serve a model it could not load: exit non-zero
         logger.critical("model failed to load: %s", exc, exc_info=exc)
@@ -122,6 +126,8 @@ async def _start_engine(app: FastAPI) -> None:
         info = state.engine.info
         state.engine.observer = state.metrics.model_observer(info.name, str(info.version))
     publish_models(app)
+    if poller is not None:
+        poller.start()
     for entry in models.serving():
         if entry.engine is not None:
             info = entry.engine.info
@@ -143,6 +149,9 @@ async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
             loader.cancel()
             with contextlib.suppress(BaseException):
                 await loader
+        poller: RepositoryPoller | None = app.state.poller
+        if poller is not None:
+            await poller.stop()  # before the engines stop: no version starts loading during the drain
         # Only what is left of the grace period that began with the drain (SIGTERM, usually).
         left = max(0.0, app.state.drain_deadline - time.monotonic())
         models: ModelRepository = app.state.models
@@ -197,6 +206,11 @@ def create_app(settings: ServiceSettings, engine: EngineClient | None = None) ->
     app.state.settings = settings
     app.state.engine = engine  # None for a repository: the engine of each request is leased (routes/models.py)
     app.state.models = models
+    app.state.poller = (
+        RepositoryPoller(models, interval_s=settings.repository_poll_s, on_change=lambda: publish_models(app))
+        if models.root is not None and settings.repository_poll_s > 0
+        else None
+    )
     app.state.metrics = metrics
     app.state.api_keys = settings.resolved_api_keys()
     app.state.draining = False

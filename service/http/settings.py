@@ -106,6 +106,15 @@ class ServiceSettings(BaseSettings):
         description="Versions of each model served: the newest N that verify and load (Triton's version policy "
         "latest N). A newer one loads beside them, then takes the traffic; the oldest drains and is unloaded.",
     )
+    # Triton's --repository-poll-secs default; a scan only stats files, so it costs next to nothing.
+    repository_poll_s: float = Field(
+        15.0,
+        ge=0,
+        description="Seconds between two scans of the repository for new or changed version directories, which "
+        "are then verified, warmed up and switched to as by a load call (a directory is tried once its files "
+        "stay the same across two scans; one that fails is retried when its files change); 0 = no polling, "
+        "load calls only. Ignored when model_dir is set.",
+    )
     variant: str | None = Field(
         None, description="The manifest's variant to load (fp32, int8, fp16); null = its default_variant."
     )
