@@ -19,6 +19,7 @@ import asyncio
 import contextlib
 import logging
 import re
+import time
 from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -50,6 +51,7 @@ class ModelVersion:
     state: str = UNAVAILABLE
     reason: str = ""  # why it is UNAVAILABLE: a load error, "unloaded", the version policy
     leases: int = 0  # requests that resolved it and may not have submitted yet (event loop only)
+    tried_at_ns: int = 0  # wall clock (time.time_ns) when its last load began: the poller skips files older
 
     def describe(self) -> dict[str, str]:
         return {"name": self.name, "version": self.version, "state": self.state, "reason": self.reason}
@@ -206,14 +208,8 @@ class ModelRepository:
         self._check_name(name)
         async with self._control:
             model = self._models.setdefault(name, _Model())
-            for version in sorted(versions, key=version_number):
-                if version in model.serving:  # a served engine has its files loaded: replacing them changes nothing
-                    logger.warning(
-                        "model %s version %s changed on disk while served: the loaded copy keeps serving "
-                        "(put new files in a new version directory)",
-                        name,
-                        version,
-                    )
+            for version in set(versions) & set(model.serving):  # its engine has the files loaded already
+                logger.warning("model %s version %s changed on disk while served: not reloaded", name, version)
             await self._sync(name, attempt=versions)
 
     async def unload(self, name: str) -> None:
@@ -272,7 +268,7 @@ class ModelRepository:
     async def _start_version(self, name: str, version: str) -> ModelVersion:
         assert self.root is not None and self._factory is not None
         directory = self.root / name / version
-        entry = ModelVersion(name, version, directory, state=LOADING)
+        entry = ModelVersion(name, version, directory, state=LOADING, tried_at_ns=time.time_ns())
         self._models[name].versions[version] = entry  # the index shows it LOADING
         try:
             entry.engine = self._factory(directory, name, version)
@@ -356,6 +352,11 @@ class ModelRepository:
             for name, model in sorted(self._models.items(), key=lambda item: item[0] != self.default_name)
             for version in model.serving
         ]
+
+    def tried(self, name: str, version: str) -> ModelVersion | None:
+        """A version's entry if a start, load or poll has tried to load it (even if it failed or was unloaded)."""
+        model = self._models.get(name)
+        return None if model is None else model.versions.get(version)
 
     def serving(self) -> list[ModelVersion]:
         return [m.versions[v] for m in self._models.values() for v in m.serving]

@@ -121,7 +121,12 @@ class RepositoryPoller:
 
     async def poll_once(self) -> dict[str, set[str]]:
         """Scan, then refresh every model with a due version, the default model first. Returns what was due."""
-        due = self._detector.due(await self._scan())
+        snapshot = await self._scan()
+        due: dict[str, set[str]] = {}
+        for name, versions in self._detector.due(snapshot).items():
+            fresh = {v for v in versions if not self._tried_since_changed(name, v, snapshot[(name, v)])}
+            if fresh:
+                due[name] = fresh
         default = self._repository.default_name
         for name in sorted(due, key=lambda n: (n != default, n)):
             logger.info("repository poll: model %s versions %s are new or changed", name, ", ".join(sorted(due[name])))
@@ -129,6 +134,14 @@ class RepositoryPoller:
         if due:
             self._on_change()
         return due
+
+    def _tried_since_changed(self, name: str, version: str, files: Fingerprint) -> bool:
+        """Whether a start, load call or poll began loading the version after its files last changed: then it
+        has been tried as it is (a load call's refusal is not repeated; an unloaded model stays unloaded)."""
+        entry = self._repository.tried(name, version)
+        # ctime is the kernel's coarse clock (a tick, <= 10 ms, behind): a file written in the same tick as a
+        # load began counts as seen by it.
+        return entry is not None and max(ctime for _, _, _, ctime, _ in files) < entry.tried_at_ns
 
     async def _scan(self) -> Snapshot:
         return await asyncio.to_thread(scan_repository, self._root, self._repository.names)

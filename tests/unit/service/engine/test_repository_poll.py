@@ -10,7 +10,9 @@ import shutil
 import time
 from pathlib import Path
 
-from service.engine.errors import ModelLoadError
+import pytest
+
+from service.engine.errors import ModelLoadError, RepositoryRefused
 from service.engine.repository import ModelRepository
 from service.engine.repository_poll import ChangeDetector, RepositoryPoller, scan_repository
 from service.engine.types import EngineStats
@@ -164,3 +166,36 @@ def test_a_poller_stops_while_waiting(tmp_path: Path) -> None:
         await asyncio.wait_for(poller.stop(), timeout=5)
 
     asyncio.run(scenario())
+
+
+def test_a_poll_does_not_repeat_a_load_calls_work(tmp_path: Path) -> None:
+    """What a load call tried after its files last changed counts as tried: its refusal is not repeated, and a
+    model it loaded and an unload call unloaded stays unloaded."""
+    _write_version(tmp_path / "m" / "1")
+    started: list[Path] = []
+    repository = ModelRepository(
+        tmp_path,
+        engine_factory=lambda directory, name, version: CheckingEngine(directory, started),  # type: ignore[arg-type,return-value]
+    )
+    poller = RepositoryPoller(repository, interval_s=60.0, on_change=lambda: None)
+
+    async def scenario() -> None:
+        await poller.baseline()
+        await repository.start()
+        _write_version(tmp_path / "m" / "2", b"evil")
+        _write_version(tmp_path / "x" / "1")
+        with pytest.raises(RepositoryRefused, match="weights is corrupt"):
+            await repository.load("m")
+        await repository.load("x")
+        await repository.unload("x")
+        for _ in range(3):
+            assert await poller.poll_once() == {}
+        assert repository.loaded() == [{"name": "m", "version": "1"}]
+        (tmp_path / "m" / "2" / "weights").write_bytes(b"good")
+        await poller.poll_once()
+        assert await poller.poll_once() == {"m": {"2"}}
+        assert repository.loaded() == [{"name": "m", "version": "2"}]
+        await repository.stop()
+
+    asyncio.run(scenario())
+    assert started.count(tmp_path / "m" / "2") == 2 and started.count(tmp_path / "x" / "1") == 1
