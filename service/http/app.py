@@ -30,6 +30,7 @@ from service.http.routes.generate import router as generate_router
 from service.http.routes.health import router as health_router
 from service.http.routes.info import DEFAULT_STATIC_DIR, _atento_version, build_info_router, build_viewer_router
 from service.http.routes.models import include_model_routes, lease_default, publish_models
+from service.http.routes.models import list_router as models_list_router
 from service.http.routes.oip import probe_router as oip_probe_router
 from service.http.routes.oip import router as oip_router
 from service.http.settings import ServiceSettings
@@ -239,6 +240,7 @@ def create_app(settings: ServiceSettings, engine: EngineClient | None = None) ->
     app.include_router(oip_probe_router)  # OIP's readiness probes: open, like /health
     app.include_router(build_info_router(), dependencies=default)
     include_model_routes(app, [generate_router, attention_router, build_info_router()], dependencies=keyed)
+    app.include_router(models_list_router, dependencies=keyed)
     app.include_router(oip_router, dependencies=keyed)
     app.include_router(build_viewer_router(static_dir))
     install_docs(app)

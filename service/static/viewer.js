@@ -1,5 +1,6 @@
 // The viewer page: reads the form, streams the answer from POST /generate_stream, fetches the attention
-// behind it from POST /attention and draws it (heatmap, head view, layers x heads grid).
+// behind it from POST /attention and draws it (heatmap, head view, layers x heads grid). When the server
+// serves several models (GET /models), a selector sends them to /models/{name}[/versions/{v}]/... instead.
 // Plain ES modules, no build step; everything is served by atento itself (works offline).
 
 import { ApiClient, ApiError } from "./api.js";
@@ -21,6 +22,7 @@ const KIND_LABELS = {
 };
 
 const state = {
+  route: "", // prefix of the routes asked: "" (one model: the TGI routes) or "/models/{name}[/versions/{v}]"
   info: null,
   attention: null,
   linked: false, // output chips index the rows of the attention (same tokens)
@@ -64,11 +66,53 @@ function errorText(error) {
 }
 
 // ---------------------------------------------------------------------------------------------------
-// Model info and API key
+// Models, model info and API key
+
+// Each served model (its newest version), and each version when a model serves several; the default first.
+function modelChoices(served) {
+  const versions = new Map();
+  for (const { name, version } of served.models) versions.set(name, [...(versions.get(name) || []), version]);
+  const choices = [];
+  for (const [name, list] of versions) {
+    const model = `/models/${encodeURIComponent(name)}`;
+    const suffix = name === served.default_model ? " (default)" : "";
+    choices.push({ route: model, label: `${name}${suffix}` });
+    if (list.length > 1) {
+      for (const version of list) {
+        choices.push({ route: `${model}/versions/${encodeURIComponent(version)}`, label: `${name} · version ${version}` });
+      }
+    }
+  }
+  return choices;
+}
+
+// Fills the model selector from GET /models; with one model it stays hidden and the TGI routes are used.
+async function loadModels() {
+  let served;
+  try {
+    served = await api.getJson("/models");
+  } catch (error) {
+    if (!(error instanceof ApiError && error.status === 404)) throw error;
+    served = { default_model: "", models: [] }; // a server without the route: one model
+  }
+  const select = $("#model");
+  if (served.models.length <= 1) {
+    $("#model-field").hidden = true;
+    select.replaceChildren();
+    state.route = "";
+    return;
+  }
+  const choices = modelChoices(served);
+  const current = choices.some((choice) => choice.route === state.route) ? state.route : choices[0].route;
+  select.replaceChildren(...choices.map((c) => new Option(c.label, c.route, false, c.route === current)));
+  $("#model-field").hidden = false;
+  state.route = current;
+}
 
 async function loadInfo() {
   try {
-    const info = await api.getJson("/info");
+    await loadModels();
+    const info = await api.getJson(`${state.route}/info`);
     state.info = info;
     const a = info.architecture || {};
     const parts = [info.model_id];
@@ -377,7 +421,8 @@ async function submit(event) {
   let last = null;
   let count = 0;
   try {
-    for await (const message of api.stream("/generate_stream", { inputs: source, parameters }, { signal: run.signal })) {
+    const route = state.route; // the model this run is for, even if the selector changes meanwhile
+    for await (const message of api.stream(`${route}/generate_stream`, { inputs: source, parameters }, { signal: run.signal })) {
       appendToken(message.token, count);
       count += 1;
       if (message.generated_text !== null && message.generated_text !== undefined) last = message;
@@ -394,7 +439,7 @@ async function submit(event) {
     setStatus("Computing attention…");
     const attentionParameters = { ...parameters };
     delete attentionParameters.details;
-    const attention = await api.postJson("/attention", {
+    const attention = await api.postJson(`${route}/attention`, {
       inputs: source,
       target: forced,
       parameters: attentionParameters,
@@ -421,6 +466,7 @@ async function submit(event) {
       setPhase("error");
       setStatus(errorText(error), "error");
       if (error instanceof ApiError && error.status === 401) $("#api-key").focus();
+      if (error instanceof ApiError && error.type === "model_not_found") loadInfo(); // unloaded: list again
     }
   } finally {
     if (state.run === run) {
@@ -460,6 +506,11 @@ function wire() {
   });
   $("#source").addEventListener("keydown", (event) => {
     if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) $("#request-form").requestSubmit();
+  });
+  $("#model").addEventListener("change", (event) => {
+    state.route = event.target.value;
+    state.info = null;
+    loadInfo();
   });
   $("#api-key").addEventListener("change", () => {
     api.setKey($("#api-key").value);

@@ -1,7 +1,8 @@
 """Browser fixtures: headless Debian chromium driven by Playwright, and real atento servers on 127.0.0.1.
 
 The servers serve the session's `tiny_model_dir` (tests/conftest.py): `viewer_server` without API keys,
-`keyed_viewer_server` with one. Under CI=true a missing chromium or Playwright fails instead of skipping.
+`keyed_viewer_server` with one; `two_model_server` a repository of the bundled normalizer and
+the tiny model. Under CI=true a missing chromium or Playwright fails instead of skipping.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ CHROMIUM_ARGS = [
     "--disable-sync",
 ]
 API_KEY = "viewer-test-key"
+BUNDLED = Path(__file__).resolve().parents[2] / "models" / "normalize" / "1"
 
 
 def _unavailable(reason: str) -> None:
@@ -69,6 +71,25 @@ def viewer_server(served_model_dir: Path) -> Iterator[Server]:
 @pytest.fixture(scope="module")
 def keyed_viewer_server(tiny_model_dir: Path) -> Iterator[Server]:
     yield from _serve(_settings(tiny_model_dir, api_keys=API_KEY), api_key=API_KEY)
+
+
+@pytest.fixture(scope="module")
+def two_model_server(tmp_path_factory: pytest.TempPathFactory, tiny_model_dir: Path) -> Iterator[Server]:
+    """A model repository: `normalize` (the bundled model, the default) and `tiny`, for the model selector."""
+    root = tmp_path_factory.mktemp("repository")
+    shutil.copytree(BUNDLED, root / "normalize" / "1")
+    shutil.copytree(tiny_model_dir, root / "tiny" / "1")
+    settings = ServiceSettings.model_validate(
+        {
+            "model_repository": root,
+            "default_model": "normalize",
+            "repository_poll_s": 0,  # nothing changes on disk
+            "max_new_tokens_limit": 64,
+            "request_timeout_s": 30,
+        }
+    )
+    with serve(create_app(settings), timeout_s=300) as served:
+        yield Server(url=served.url)
 
 
 # Module scope, not session: Playwright's sync API keeps an asyncio loop running on the main thread

@@ -202,6 +202,8 @@ def test_viewer_defaults_to_the_servers_token_limit(viewer_server: Any, page: An
     with page.expect_request("**/attention") as sent:
         page.click("#submit")
     assert sent.value.post_data_json["parameters"]["max_new_tokens"] == limit
+    # One model: no selector, and the TGI routes as before the repository.
+    assert page.is_hidden("#model-field") and sent.value.url == f"{viewer_server.url}/attention"
     page.wait_for_selector(READY_SELECTOR)
     assert page.get_attribute("body", "data-phase") == "ready", page.inner_text("#status")
     assert refused == [] and page.console_log.errors == []
@@ -214,3 +216,40 @@ def test_docs_render_without_internet(viewer_server: Any, page: Any) -> None:
     assert "atento" in page.inner_text("#swagger-ui .info .title")
     assert page.locator("#swagger-ui .opblock-summary-path[data-path='/generate']").count() >= 1
     assert refused == [], refused
+
+
+def test_viewer_picks_the_model(two_model_server: Any, page: Any, tmp_path: Path) -> None:
+    url = two_model_server.url
+    page.set_default_timeout(120_000)  # the bundled model on a shared CPU
+    page.goto(f"{url}/")
+    page.wait_for_selector("#model-field:not([hidden])")
+    options = page.eval_on_selector_all("#model option", "os => os.map(o => [o.value, o.textContent])")
+    assert options == [["/models/normalize", "normalize (default)"], ["/models/tiny", "tiny"]]
+    assert page.input_value("#model") == "/models/normalize"
+    page.wait_for_selector("#model-info:has-text('heads')")
+
+    outputs = {}
+    for name in ("tiny", "normalize"):  # the default second: selecting it again is a change
+        with page.expect_response(f"**/models/{name}/info") as info:
+            page.select_option("#model", f"/models/{name}")
+        assert info.value.json() == httpx.get(f"{url}/models/{name}/info").json()
+        page.fill("#source", SENTENCE)
+        page.fill("#max-new-tokens", str(MAX_NEW_TOKENS))
+        with (
+            page.expect_request(f"**/models/{name}/generate_stream") as streamed,
+            page.expect_response(f"**/models/{name}/attention") as attended,
+        ):
+            page.click("#submit")
+        page.wait_for_selector(READY_SELECTOR)
+        assert page.get_attribute("body", "data-phase") == "ready", page.inner_text("#status")
+        assert streamed.value.url == f"{url}/models/{name}/generate_stream"
+        body = {"inputs": SENTENCE, "parameters": {"max_new_tokens": MAX_NEW_TOKENS}}
+        outputs[name] = httpx.post(f"{url}/models/{name}/generate", json=body, timeout=60).json()["generated_text"]
+        assert page.text_content("#output-text") == outputs[name]
+        attention = attended.value.json()
+        assert attention["target_text"] == outputs[name]
+        cells = heatmap_cells(page)
+        assert len(cells) == len(attention["decoder_tokens"]) * len(attention["encoder_tokens"])
+        page.screenshot(path=str(tmp_path / f"viewer-{name}.png"), full_page=True)
+    assert outputs["tiny"] != outputs["normalize"]  # each answer came from its own model
+    assert page.console_log.errors == []

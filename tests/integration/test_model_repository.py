@@ -1,6 +1,8 @@
 """A model repository on a live uvicorn (127.0.0.1): two models, each on its own routes with its single-model
 server's answers; a roll-out under a closed loop of 16 clients with no failed request and every answer from
-one complete version; a corrupted version refused while the served one keeps answering.
+one complete version; a corrupted version refused while the served one keeps answering. The same again with
+no load call: a version directory copied in (slowly, so that a poll first sees it half-written) is picked up
+by repository polling.
 """
 
 from __future__ import annotations
@@ -188,7 +190,8 @@ def test_rollout_under_load_drops_nothing_and_a_corrupt_version_is_refused(
     by_version = {"1": expected["tiny"], "2": expected["normalize"]}
     assert by_version["1"] != by_version["2"]
     shutil.copytree(tiny_model_dir, tmp_path / "m" / "1")
-    settings = make_settings(model_repository=tmp_path, default_model="m", **LIMITS)
+    # Load calls only: a poll would also try (and refuse once more) the corrupt version the calls refused.
+    settings = make_settings(model_repository=tmp_path, default_model="m", repository_poll_s=0, **LIMITS)
     answers: list[Answer] = []
     stop = threading.Event()
     with serve(create_app(settings), timeout_s=300) as served:
@@ -224,6 +227,13 @@ def test_rollout_under_load_drops_nothing_and_a_corrupt_version_is_refused(
             for thread in clients:
                 thread.join(timeout=300)
         assert _loaded_series(url) == {'atento_model_loaded{model="m",version="2"}': 1.0}
+    _check_answers(answers, by_version, clients=CLIENTS, after_refusal=after_refusal)
+
+
+def _check_answers(
+    answers: list[Answer], by_version: dict[str, list[str]], *, clients: int, after_refusal: int
+) -> None:
+    """No failed request; each answer one whole version's; versions 1 then 2 per client; only 2 at the end."""
     failed = [a for a in answers if a.status != 200]
     assert not failed, failed[:5]
     for answer in answers:
@@ -233,7 +243,67 @@ def test_rollout_under_load_drops_nothing_and_a_corrupt_version_is_refused(
             assert answer.output in (by_version["1"][answer.text], by_version["2"][answer.text]), answer
     oip = [a for a in answers if a.kind == "oip"]
     assert {a.version for a in oip} == {"1", "2"}
-    for client in range(0, CLIENTS, 2):  # once a client got version 2, it never got version 1 again
+    for client in range(0, clients, 2):  # once a client got version 2, it never got version 1 again
         versions = [a.version for a in oip if a.client == client]
         assert versions == sorted(versions), (client, versions)
     assert all(a.version == "2" for a in answers[after_refusal:] if a.kind == "oip")
+
+
+POLL_S = 0.2
+POLLING_CLIENTS = 4
+SMALL_FILES = ("manifest.json", "tokenizer.json")
+
+
+def _index(url: str) -> dict[tuple[str, str], dict[str, str]]:
+    rows = httpx.post(f"{url}/v2/repository/index", timeout=30).json()
+    return {(row["name"], row["version"]): row for row in rows}
+
+
+def test_polling_picks_up_a_copied_version_under_load_and_refuses_a_corrupt_one(
+    tmp_path: Path, tiny_model_dir: Path, bundled: Path, expected: dict[str, list[str]]
+) -> None:
+    by_version = {"1": expected["tiny"], "2": expected["normalize"]}
+    shutil.copytree(tiny_model_dir, tmp_path / "m" / "1")
+    settings = make_settings(model_repository=tmp_path, default_model="m", repository_poll_s=POLL_S, **LIMITS)
+    answers: list[Answer] = []
+    stop = threading.Event()
+    with serve(create_app(settings), timeout_s=300) as served:
+        url = served.url
+        clients = [threading.Thread(target=_closed_loop, args=(url, i, stop, answers)) for i in range(POLLING_CLIENTS)]
+        for thread in clients:
+            thread.start()
+        try:
+            _wait_for(lambda: len(answers) >= 2 * POLLING_CLIENTS, "answers from version 1")
+            # Copied in two halves: a poll sees the manifest without its graphs, and refuses that version...
+            target = tmp_path / "m" / "2"
+            target.mkdir()
+            for name in SMALL_FILES:
+                shutil.copy2(bundled / name, target / name)
+            _wait_for(lambda: _index(url)[("m", "2")]["reason"].startswith("failed to load"), "the half copy refused")
+            assert _index(url)[("m", "1")]["state"] == "READY"
+            # ... and tries it again once the rest of its files have arrived (copy2 keeps the source's mtimes).
+            for path in sorted(bundled.iterdir()):
+                if path.name not in SMALL_FILES:
+                    shutil.copy2(path, target / path.name)
+            _wait_for(lambda: _index(url)[("m", "2")]["state"] == "READY", "version 2 picked up")
+            _wait_for(
+                lambda: _loaded_series(url) == {'atento_model_loaded{model="m",version="2"}': 1.0},
+                "version 1 drained and unloaded",
+            )
+            assert 'atento_model_info{name="' in httpx.get(f"{url}/metrics").text
+            switched = len(answers)
+            _wait_for(lambda: len(answers) >= switched + 2 * POLLING_CLIENTS, "answers from version 2")
+
+            _corrupt_copy(bundled, tmp_path / "m" / "3")
+            _wait_for(lambda: "encoder.onnx is corrupt" in _index(url)[("m", "3")]["reason"], "version 3 refused")
+            index = _index(url)
+            assert index[("m", "3")]["state"] == "UNAVAILABLE" and index[("m", "2")]["state"] == "READY"
+            after_refusal = len(answers)
+            _wait_for(lambda: len(answers) >= after_refusal + 2 * POLLING_CLIENTS, "answers after the refusal")
+        finally:
+            stop.set()
+            for thread in clients:
+                thread.join(timeout=300)
+        assert _loaded_series(url) == {'atento_model_loaded{model="m",version="2"}': 1.0}
+        assert _index(url)[("m", "3")]["state"] == "UNAVAILABLE"
+    _check_answers(answers, by_version, clients=POLLING_CLIENTS, after_refusal=after_refusal)

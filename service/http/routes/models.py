@@ -5,6 +5,7 @@ under these prefixes, with a dependency that resolves the model and *leases* its
 (service/engine/repository.py: a version being unloaded waits for its leases before it drains). The handlers
 find the leased engine through service/http/state.py's engine_of / ready_engine. In a repository the TGI
 routes themselves take the same lease on the default model, so a roll-out never drops one of theirs either.
+`GET /models` lists what is served (the viewer's model selector).
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 from fastapi import APIRouter, Depends, FastAPI, Path, Request
+from fastapi.responses import JSONResponse, Response
+from pydantic import BaseModel, Field
 
 from service.engine.errors import ModelNotFound
 from service.engine.repository import NAME_PATTERN, ModelRepository, ModelVersion
@@ -49,6 +52,25 @@ async def lease_version(request: Request, name: str = _NAME, version: str = _VER
     with repository.lease(entry) as engine:
         request.scope[LEASED_ENGINE] = engine
         yield
+
+
+class ServedVersion(BaseModel):
+    name: str
+    version: str
+
+
+class ServedModels(BaseModel):
+    default_model: str = Field(description="The model behind the TGI routes (/generate, /attention, /info).")
+    models: list[ServedVersion] = Field(description="Every served (name, version), the default model's first.")
+
+
+list_router = APIRouter(tags=["models"])
+
+
+@list_router.get("/models", response_model=ServedModels, summary="The served models and versions")
+async def list_models(request: Request) -> Response:
+    repository = models_of(request)
+    return JSONResponse({"default_model": repository.default_name, "models": repository.loaded()})
 
 
 def publish_models(app: FastAPI) -> None:
