@@ -23,6 +23,7 @@ from service.engine.decoding_rules import ModelGeneration
 from service.engine.errors import (
     InputTooLong,
     InvalidInput,
+    ModelLoadError,
     ModelNotReady,
 )
 from service.engine.executor import BatchExecutor, ModelShape, Request, SpecialIds
@@ -35,7 +36,7 @@ from service.engine.runner import OnnxRunner, Runner
 from service.engine.scheduler import BatchPolicy, PendingRequest, Scheduler
 from service.engine.settings import BatchingSettings, RuntimeSettings
 from service.engine.text_cache import TextMemo
-from service.engine.tokenizer import Tokenizer, UnknownIds
+from service.engine.tokenizer import Tokenizer, UnknownIds, special_labels
 from service.engine.types import AttentionSpec, EngineStats, GenerationParams, ModelInfo
 from service.engine.worker import EngineLoop, Entry
 
@@ -55,6 +56,7 @@ class _Loaded:
     encode: TextMemo[tuple[list[int], list[tuple[int, int]]]] = field(init=False)
     max_input_chars: int = field(init=False)  # longer inputs are refused before any tokenizing
     languages: ModelLanguages | None = field(init=False)  # manifest["languages"]: per-request source/target
+    special_labels: dict[int, str] = field(init=False)  # ModelInfo.special_labels
 
 
 RunnerFactory = Callable[[ModelFiles], Runner]
@@ -111,6 +113,10 @@ class Engine:
         template = model.manifest.get("source_template") or {}  # imported models: docs/model-directory.md
         languages = ModelLanguages.from_manifest(model.manifest.get("languages"), where=str(model.directory / MANIFEST))
         unk = model.special_tokens.get("unk")
+        match_special_tokens = template.get("match_special_tokens", False)
+        if not isinstance(match_special_tokens, bool):
+            where = model.directory / MANIFEST
+            raise ModelLoadError(f"{where}: source_template.match_special_tokens must be a boolean")
         tokenizer = Tokenizer.from_file(
             model.tokenizer,
             eos_id=model.special_tokens["eos"],
@@ -118,6 +124,7 @@ class Engine:
             suffix=template.get("suffix"),
             unknown=None if unk is None else UnknownIds(vocab_size=model.vocab_size, unk_id=int(unk)),
             leading_codes=languages.codes if languages is not None and languages.in_source else None,
+            match_special_tokens=match_special_tokens,
         )
         if self._runner_factory is not None:
             runner, provider = self._runner_factory(model), "custom"
@@ -134,6 +141,11 @@ class Engine:
         )
         loaded.executor = BatchExecutor(runner, tokenizer, special=special, shape=shape, generation=generation)
         loaded.languages = languages
+        loaded.special_labels = special_labels(
+            tokenizer,
+            {*tokenizer.prefix, *tokenizer.suffix, *model.special_tokens.values()},
+            codes=languages.codes if languages is not None else {},
+        )
         loaded.encode = TextMemo(tokenizer.encode)
         loaded.texts = TextRules(
             guard=model.edit_guard if self.edit_guard else None,
@@ -202,6 +214,7 @@ class Engine:
             max_target_tokens=model.max_target_tokens,
             limits=self.batching.model_dump(),
             languages=None if loaded.languages is None else dataclasses.asdict(loaded.languages),
+            special_labels=loaded.special_labels,
         )
 
     def stats(self) -> EngineStats:

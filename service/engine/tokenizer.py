@@ -6,7 +6,7 @@ Imports only `tokenizers`; never model/.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -23,7 +23,9 @@ class UnknownIds:
 
 
 class Tokenizer:
-    """Literal special-token text in the input ("<s>") is encoded as ordinary text, as in training.
+    """Literal special-token text in the input ("<s>") is encoded as ordinary text, as in training; an
+    imported model's manifest may say to read it as the token instead, as transformers' tokenizers do
+    (`match_special_tokens`: NLLB's "eng_Latn" typed in an input is that language's token).
 
     A source is `prefix + ids + suffix`: by default no prefix and EOS after; an imported model's manifest
     may say otherwise (`source_template`: BART's <s> first, mBART-50's and NLLB's language code first).
@@ -38,9 +40,10 @@ class Tokenizer:
         suffix: Sequence[int] | None = None,
         unknown: UnknownIds | None = None,
         leading_codes: Mapping[str, int] | None = None,
+        match_special_tokens: bool = False,
     ) -> None:
         self._tok = tok
-        self._tok.encode_special_tokens = True
+        self._tok.encode_special_tokens = not match_special_tokens
         self.eos_id = eos_id
         self.prefix = list(prefix)
         self.suffix = [eos_id] if suffix is None else list(suffix)
@@ -58,12 +61,21 @@ class Tokenizer:
         suffix: Sequence[int] | None = None,
         unknown: UnknownIds | None = None,
         leading_codes: Mapping[str, int] | None = None,
+        match_special_tokens: bool = False,
     ) -> Tokenizer:
         try:
             tok = tokenizers.Tokenizer.from_file(str(path))
         except Exception as error:  # tokenizers raises a bare Exception for malformed files
             raise ModelLoadError(f"{path} is not a valid tokenizer: {error}") from error
-        return cls(tok, eos_id=eos_id, prefix=prefix, suffix=suffix, unknown=unknown, leading_codes=leading_codes)
+        return cls(
+            tok,
+            eos_id=eos_id,
+            prefix=prefix,
+            suffix=suffix,
+            unknown=unknown,
+            leading_codes=leading_codes,
+            match_special_tokens=match_special_tokens,
+        )
 
     @property
     def vocab_size(self) -> int:
@@ -106,11 +118,25 @@ class Tokenizer:
     def encode_plain(self, text: str) -> list[int]:
         return self._known(list(self._tok.encode(text, add_special_tokens=False).ids))
 
+    def token_text(self, token_id: int) -> str | None:
+        """The vocabulary entry of `token_id` ("</s>", "eng_Latn"), None for an id the tokenizer lacks."""
+        token = self._tok.id_to_token(token_id)
+        return None if token is None else str(token)
+
     def decode(self, ids: Sequence[int]) -> str:
         return str(self._tok.decode(list(ids), skip_special_tokens=True))
 
     def detokenizer(self) -> IncrementalDetokenizer:
         return IncrementalDetokenizer(self)
+
+
+def special_labels(tokenizer: Tokenizer, ids: Iterable[int], *, codes: Mapping[str, int]) -> dict[int, str]:
+    """What to show for special ids that have no text in an input or output (the source template's EOS and
+    language code, a forced target code): their vocabulary entries, and the language codes by their names
+    (a converted tokenizer may store a code under another spelling, export/hf/tokenizer.py)."""
+    labels = {token_id: text for token_id in ids if (text := tokenizer.token_text(token_id)) is not None}
+    labels.update({token_id: code for code, token_id in codes.items()})
+    return labels
 
 
 class Decoding(Protocol):

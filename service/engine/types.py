@@ -148,3 +148,6 @@ class ModelInfo:
     max_target_tokens: int
     limits: Mapping[str, Any]  # the batching settings
     languages: Mapping[str, Any] | None = None  # manifest["languages"]: codes, source, target; None = none
+    # Labels of the special ids a source or an output can hold without text of their own (the source
+    # template's EOS and language code, the forced target code): what /attention shows for them.
+    special_labels: Mapping[int, str] = field(default_factory=dict)

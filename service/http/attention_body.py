@@ -98,8 +98,11 @@ def check_attention_cells(cells: int, *, budget: int) -> None:
         )
 
 
-def source_tokens(text: str, ids: Sequence[int], offsets: Sequence[tuple[int, int]]) -> list[dict[str, Any]]:
-    """Return the source tokens as {id, text, start, end, special}; specials (EOS) have empty spans."""
+def source_tokens(
+    text: str, ids: Sequence[int], offsets: Sequence[tuple[int, int]], *, labels: Mapping[int, str]
+) -> list[dict[str, Any]]:
+    """Return the source tokens as {id, text, start, end, special}; specials (EOS, a language code the
+    template puts first) have empty spans and their vocabulary entry as text (`labels`: ModelInfo.special_labels)."""
     out = []
     for i, token_id in enumerate(ids):
         start, end = offsets[i] if i < len(offsets) else (len(text), len(text))
@@ -107,7 +110,7 @@ def source_tokens(text: str, ids: Sequence[int], offsets: Sequence[tuple[int, in
         out.append(
             {
                 "id": int(token_id),
-                "text": text[start:end] if not special else "</s>",
+                "text": text[start:end] if not special else labels.get(int(token_id), f"<{int(token_id)}>"),
                 "start": start,
                 "end": end,
                 "special": special,
@@ -158,6 +161,7 @@ def attention_body(
     forced: bool,
     mean_heads: bool,
     encoding: str,
+    labels: Mapping[int, str],
 ) -> dict[str, Any]:
     """Build the AttentionResponse dict (docs in service/http/schemas.py) from an engine result.
 
@@ -168,12 +172,13 @@ def attention_body(
         forced: whether the target was given (teacher forcing) rather than generated.
         mean_heads: average the heads axis down to one.
         encoding: "json" (nested lists) or "base64" (float16 EncodedArray per layer).
+        labels: the text of special ids that have none in the input or output (ModelInfo.special_labels).
 
     Returns:
         The response body; `encoder_tokens` labels the S axis and `decoder_tokens` the T axis of every entry.
     """
     attention = result.attention
-    src = source_tokens(source_text, result.input_token_ids, source_offsets)
+    src = source_tokens(source_text, result.input_token_ids, source_offsets, labels=labels)
     tgt = target_tokens(result.tokens)
     body: dict[str, Any] = {
         "source_text": source_text,
@@ -205,6 +210,7 @@ def attention_body(
         if kind != "encoder":
             query_len = int(np.shape(per_layer[layers[0]])[-2])
     # Decoder position 0 reads BOS, position i reads the token predicted at i - 1.
-    labels = ["<s>"] + [t.text for t in result.tokens]
-    body["decoder_tokens"] = (labels + [""] * query_len)[:query_len] if query_len else labels[:-1] or ["<s>"]
+    # A token without text that is a known special (a forced target language code) reads as its entry.
+    read = ["<s>"] + [labels.get(t.id, t.text) if t.text == "" else t.text for t in result.tokens]
+    body["decoder_tokens"] = (read + [""] * query_len)[:query_len] if query_len else read[:-1] or ["<s>"]
     return body

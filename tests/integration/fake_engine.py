@@ -44,6 +44,7 @@ def fake_info() -> ModelInfo:
         max_source_tokens=64,
         max_target_tokens=64,
         limits={},
+        special_labels={EOS: EOS_TEXT},
     )
 
 

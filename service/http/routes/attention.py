@@ -120,6 +120,7 @@ async def attention(request: Request, body: AttentionRequest) -> Response:
                 forced=body.target is not None,
                 mean_heads=body.mean_heads,
                 encoding=body.format,
+                labels=engine.info.special_labels,
             )
 
         return await render_json(build, offload=True)  # proportional to the selection: never on the loop

@@ -135,7 +135,7 @@ def response_body(engine: EngineClient, text: str, p: GenerateParameters, result
         if p.decoder_input_details:
             prefill = [
                 {"id": t["id"], "text": t["text"], "logprob": None}
-                for t in source_tokens(text, result.input_token_ids, offsets)
+                for t in source_tokens(text, result.input_token_ids, offsets, labels=engine.info.special_labels)
             ]
         body["details"] = {
             "finish_reason": FINISH_REASONS.get(result.finish_reason, result.finish_reason),
@@ -149,7 +149,13 @@ def response_body(engine: EngineClient, text: str, p: GenerateParameters, result
         }
     if p.return_attention:
         body["attention"] = attention_body(
-            result, source_text=text, source_offsets=offsets, forced=False, mean_heads=False, encoding="json"
+            result,
+            source_text=text,
+            source_offsets=offsets,
+            forced=False,
+            mean_heads=False,
+            encoding="json",
+            labels=engine.info.special_labels,
         )
     return body
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 import tokenizers
 from tokenizers import decoders, models, pre_tokenizers, trainers
 
-from service.engine.tokenizer import Tokenizer
+from service.engine.tokenizer import Tokenizer, special_labels
 
 
 def tiny_tokenizer() -> Tokenizer:
@@ -36,3 +36,30 @@ def test_streamed_pieces_concatenate_to_the_text_even_inside_multibyte_character
     pieces.append(stream.flush())
     assert "".join(pieces) == text
     assert all("\ufffd" not in p for p in pieces)
+
+
+def coded_tokenizer(*, match_special_tokens: bool) -> Tokenizer:
+    """The tiny tokenizer with a language code as an added special token, put before every source (NLLB's way)."""
+    tok = tiny_tokenizer()._tok
+    tok.add_special_tokens([tokenizers.AddedToken("eng_Latn", special=True, normalized=False)])
+    code = tok.token_to_id("eng_Latn")
+    return Tokenizer(tok, eos_id=2, prefix=[code], match_special_tokens=match_special_tokens)
+
+
+def test_special_token_text_is_text_unless_the_manifest_says_to_match_it() -> None:
+    text = "hello eng_Latn</s> world"
+    matched, plain = coded_tokenizer(match_special_tokens=True), coded_tokenizer(match_special_tokens=False)
+    code = matched.prefix[0]
+    ids, offsets = matched.encode(text)
+    # The prefix's code and the typed one; the typed EOS and the suffix's.
+    assert ids.count(code) == 2 and ids.count(2) == 2
+    assert offsets[ids.index(code, 1)] == (6, 14)  # the typed code spans its text
+    ids, _ = plain.encode(text)
+    assert ids.count(code) == 1 and ids.count(2) == 1  # atento's own models: the text of special tokens is text
+
+
+def test_special_labels_name_the_template_and_the_language_codes() -> None:
+    tok = coded_tokenizer(match_special_tokens=True)
+    code = tok.prefix[0]
+    labels = special_labels(tok, [*tok.prefix, *tok.suffix], codes={"eng_Latn": code, "fra_Latn": 999})
+    assert labels == {code: "eng_Latn", 2: "</s>", 999: "fra_Latn"}
