@@ -33,7 +33,7 @@ from export.hf.families import Family, family_of
 from export.hf.generation import generation_fields, language_fields, marian_language_fields, special_tokens
 from export.hf.int8 import int8_variant
 from export.hf.parity import ImportParity, check_import
-from export.hf.tokenizer import check_ids, probe_texts, source_template
+from export.hf.tokenizer import check_ids, probe_texts, source_template, unmatched_specials
 from export.model_dir import FORMAT, graph_signature, staged_directory, tool_versions, write_manifest
 
 logger = logging.getLogger(__name__)
@@ -150,7 +150,9 @@ def build_from_transformers(source: Path, config: ExportConfig, *, replace: bool
     tokenizer = family.tokenizer(source, hf_config)
     checkpoint = load_model(source, hf_config)
     reference = reference_tokenizer(source)
-    template = source_template(reference)
+    # Literal special-token text in an input is read as the token, as transformers' tokenizer reads it.
+    around = source_template(reference)
+    template: dict[str, Any] = {**around, "match_special_tokens": True}
     manifest_config = model_config(checkpoint, family.encoder_graph(checkpoint.model).eval())
     unk = tokenizer.token_to_id("<unk>")
     try:  # as the service reads ids: at or above the model's vocab_size, <unk> (service/engine/tokenizer.py)
@@ -160,9 +162,13 @@ def build_from_transformers(source: Path, config: ExportConfig, *, replace: bool
         raise ParityError(str(error)) from error
     specials = special_tokens(checkpoint.generation, hf_config, unk=tokenizer.token_to_id("<unk>"))
     generation = generation_fields(checkpoint.generation, hf_config, vocab_size=manifest_config["vocab_size"])
-    special = {t.content for t in tokenizer.get_added_tokens_decoder().values()}  # codes are added tokens
+    unmatched = unmatched_specials(tokenizer)  # M2M100's codes when its tokenizer does not read them in text
+    special = {t.content for t in tokenizer.get_added_tokens_decoder().values()} | set(unmatched)
     languages = language_fields(
-        tokenizer.get_vocab(), special=special, template=template, forced_bos=generation["forced_bos_token_id"]
+        {**tokenizer.get_vocab(), **unmatched},
+        special=special,
+        template=around,
+        forced_bos=generation["forced_bos_token_id"],
     )
     if checkpoint.model_type == "marian":
         languages = marian_language_fields(dict(reference.get_vocab()))

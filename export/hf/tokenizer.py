@@ -25,6 +25,9 @@ from transformers.convert_slow_tokenizer import SpmConverter
 from export.hf.checkpoint import HfCheckpointError, require_files
 
 UNREACHABLE = "\uffff"  # prefixes the pieces the source model never produces (a noncharacter)
+# Prefixes the special tokens transformers' tokenizer does not read in text (M2M100Tokenizer's language codes
+# unless the checkpoint lists them as additional special tokens): kept at their ids, decoded to nothing.
+UNMATCHED = UNREACHABLE * 2
 STAND_IN = "\ufffe"  # what an input's own U+FFFF becomes: also unknown to the model, so also <unk>
 NORMAL, USER_DEFINED = 1, 4  # SentencePiece piece types
 MARIAN_FILES = ("source.spm", "target.spm", "vocab.json")
@@ -92,10 +95,8 @@ def marian_tokenizer(directory: Path, config: dict[str, Any]) -> tokenizers.Toke
     Raises:
         HfCheckpointError: a file is missing or unreadable, or the vocabularies are separate.
     """
+    refuse_separate_vocabularies(directory, config)
     require_files(directory, MARIAN_FILES)
-    tokenizer_config = directory / "tokenizer_config.json"
-    if tokenizer_config.exists() and json.loads(tokenizer_config.read_text()).get("separate_vocabs"):
-        raise HfCheckpointError(f"{tokenizer_config}: separate source/target vocabularies are not supported")
     vocab = json.loads((directory / "vocab.json").read_text())
     if not isinstance(vocab, dict):
         raise HfCheckpointError(f"{directory / 'vocab.json'} must map pieces to ids")
@@ -112,19 +113,51 @@ def marian_tokenizer(directory: Path, config: dict[str, Any]) -> tokenizers.Toke
     return tokenizer
 
 
+def refuse_separate_vocabularies(directory: Path, config: dict[str, Any]) -> None:
+    """Marian with a target vocabulary of its own (separate_vocabs: target_vocab.json, decoder_vocab_size) is
+    refused: the graphs could carry it (the decoder's ids and logits are the target's), but the model directory
+    has one tokenizer.json and one id space that the service uses both to encode sources and to decode outputs
+    (forced targets and bad words too); docs/model-directory.md says what supporting it would take.
+
+    Raises:
+        HfCheckpointError: in one line, naming what says the vocabularies are separate.
+    """
+    tokenizer_config = directory / "tokenizer_config.json"
+    saved = json.loads(tokenizer_config.read_text()) if tokenizer_config.exists() else {}
+    vocab_size = config.get("vocab_size")
+    decoder_vocab_size = config.get("decoder_vocab_size") or vocab_size  # MarianConfig's default: the same
+    reasons = []
+    if isinstance(saved, dict) and saved.get("separate_vocabs"):
+        reasons.append("tokenizer_config.json has separate_vocabs")
+    if (directory / "target_vocab.json").exists():
+        reasons.append("target_vocab.json exists")
+    if decoder_vocab_size != vocab_size:
+        reasons.append(f"config.json's decoder_vocab_size {decoder_vocab_size} != vocab_size {vocab_size}")
+    if reasons:
+        raise HfCheckpointError(
+            f"{directory}: Marian with separate source and target vocabularies is not imported ({'; '.join(reasons)}): "
+            "atento's model directory has one tokenizer.json for sources and outputs alike (docs/model-directory.md)"
+        )
+
+
 def probe_texts(tokenizer: tokenizers.Tokenizer, *, count: int = 300, seed: int = 0) -> list[str]:
     """Texts to compare tokenizers on: the vocabulary's own pieces strung together, with Unicode odds."""
     rng = random.Random(seed)
-    # Added tokens (language codes such as "__en__") are left out: the service encodes their text as text
-    # (encode_special_tokens), where transformers' tokenizers disagree (a fast one matches them, M2M100's not).
+    # Special tokens' text ("</s>", "__en__", "eng_Latn") is spliced in too: the service reads it as transformers'
+    # tokenizer does (source_template.match_special_tokens), the token where it matches added tokens, else text.
     added = {t.content for t in tokenizer.get_added_tokens_decoder().values()}
+    specials = sorted(added | set(unmatched_specials(tokenizer)))
     pieces = [
         t for t in tokenizer.get_vocab() if not t.startswith(UNREACHABLE) and not t.startswith("<") and t not in added
     ]
     odd = ["é", "ß", "ﬁ", "２", "中", "🙂", "\t", "  ", "\u00a0", "\u200b", "A\u0301", "\uffff", "ǅ", "İ", "…"]
     texts = []
     for _ in range(count):
-        parts = [rng.choice(pieces) if rng.random() < 0.8 else rng.choice(odd) for _ in range(rng.randint(1, 12))]
+        parts = []
+        for _ in range(rng.randint(1, 12)):
+            draw = rng.random()
+            pool = pieces if draw < 0.75 else odd if draw < 0.9 or not specials else specials
+            parts.append(rng.choice(pool))
         texts.append("".join(parts).replace("\u2581", " " if rng.random() < 0.7 else ""))
     return texts
 
@@ -215,17 +248,31 @@ def m2m100_tokenizer(directory: Path, config: dict[str, Any]) -> tokenizers.Toke
     for token, token_id in vocab.items():
         if token not in model_vocab:
             model_vocab[token if token in specials else UNREACHABLE + token] = token_id
-    model_vocab.update(codes)
+    # The codes transformers' tokenizer reads in text are added tokens, as there; the others only keep their ids.
+    matched = [code for code in codes if reference.tokenize(code) == [code]]
+    model_vocab.update({code if code in matched else UNMATCHED + code: token_id for code, token_id in codes.items()})
     tokenizer = SpmConverter.build_tokenizer_from_spm_proto(proto, model_vocab, spm_merges(normal))
     if not isinstance(tokenizer, tokenizers.Tokenizer):
         raise HfCheckpointError("transformers could not convert the SentencePiece model")
     tokenizer.normalizer = normalizers.Sequence([normalizers.Replace(UNREACHABLE, STAND_IN), tokenizer.normalizer])
-    # M2M100Tokenizer.decode ends with str.strip(), as Marian's does.
+    # M2M100Tokenizer.decode ends with str.strip(), as Marian's does; an unmatched code decodes to nothing, as
+    # the added (special) ones do when the service skips special tokens.
     tokenizer.decoder = decoders.Sequence(
-        [decoders.Replace(UNREACHABLE, ""), tokenizer.decoder, decoders.Replace(Regex(r"\A\s+|\s+\z"), "")]
+        [
+            decoders.Replace(Regex(f"\\A{UNMATCHED}.*"), ""),
+            decoders.Replace(UNREACHABLE, ""),
+            tokenizer.decoder,
+            decoders.Replace(Regex(r"\A\s+|\s+\z"), ""),
+        ]
     )
-    tokenizer.add_special_tokens([AddedToken(t, special=True, normalized=False) for t in [*specials, *codes]])
+    tokenizer.add_special_tokens([AddedToken(t, special=True, normalized=False) for t in [*specials, *matched]])
     return tokenizer
+
+
+def unmatched_specials(tokenizer: tokenizers.Tokenizer) -> dict[str, int]:
+    """The special tokens a converted tokenizer keeps behind UNMATCHED (name -> id): never read in text."""
+    vocab = tokenizer.get_vocab()
+    return {token.removeprefix(UNMATCHED): i for token, i in vocab.items() if token.startswith(UNMATCHED)}
 
 
 def spm_merges(normal: Sequence[tuple[int, Any]]) -> list[tuple[str, str]]:

@@ -1,7 +1,8 @@
 """`python -m export --from-transformers`: tiny random Hugging Face checkpoints (tests/integration/
 hf_checkpoints.py) exported, served over HTTP, and compared with transformers itself: greedy and beam
 outputs of 200 mixed inputs served in one batch equal `generate()`'s, teacher-forced attention equals
-`output_attentions=True`, tokenizer ids equal the Hugging Face tokenizer's. Offline (HF_HUB_OFFLINE=1).
+`output_attentions=True`, tokenizer ids equal the Hugging Face tokenizer's (special tokens' text typed in an
+input included). Offline (HF_HUB_OFFLINE=1).
 """
 
 from __future__ import annotations
@@ -21,9 +22,9 @@ pytest.importorskip("transformers")
 pytest.importorskip("sentencepiece")
 
 from export.__main__ import main as export_main  # noqa: E402
-from service.engine.tokenizer import Tokenizer, UnknownIds  # noqa: E402
 from service.http.app import create_app  # noqa: E402
 from tests.integration import hf_checkpoints  # noqa: E402
+from tests.integration.tokenizer_parity import assert_spliced_ids_equal, served_tokenizer, special_texts  # noqa: E402
 from tests.servers import Served, make_settings, serve  # noqa: E402
 
 pytestmark = pytest.mark.slow
@@ -150,14 +151,7 @@ def test_attention_equals_output_attentions(imported: Imported) -> None:
 
 def test_tokenizer_ids_equal(imported: Imported) -> None:
     manifest = json.loads((imported.model_dir / "manifest.json").read_text())
-    template = manifest["source_template"]
-    ours = Tokenizer.from_file(
-        imported.model_dir / "tokenizer.json",
-        eos_id=manifest["special_tokens"]["eos"],
-        prefix=template["prefix"],
-        suffix=template["suffix"],
-        unknown=UnknownIds(manifest["config"]["vocab_size"], manifest["special_tokens"]["unk"]),  # as the engine
-    )
+    ours = served_tokenizer(imported.model_dir)  # as the engine builds it
     rng = np.random.default_rng(0)
     texts = hf_checkpoints.sample_texts(300, seed=13)
     # Arbitrary Unicode: random code points from several scripts, emoji, controls and combining marks.
@@ -171,6 +165,8 @@ def test_tokenizer_ids_equal(imported: Imported) -> None:
         # transformers 5's M2M100Tokenizer keeps language codes in skip_special_tokens decoding; atento skips them.
         ids = [i for i in imported.tokenizer(text).input_ids if i not in codes]
         assert ours.decode(ids) == imported.tokenizer.decode(ids, skip_special_tokens=True), text
+    # Special tokens' text typed in an input ("</s>", "<extra_id_0>", language codes) reads as transformers reads it.
+    assert_spliced_ids_equal(ours, imported.tokenizer, special_texts(imported.tokenizer, manifest), examples=200)
 
 
 LANGUAGES = {"mbart": (None, "en_XX"), "nllb": ("spa_Latn", "eng_Latn"), "m2m100": ("__es__", "__en__")}

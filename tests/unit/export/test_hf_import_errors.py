@@ -54,3 +54,29 @@ def test_missing_weights_are_named(tmp_path: Path, capsys: pytest.CaptureFixture
     capsys.readouterr()  # save_pretrained's progress bar
     code, err = _run(source, tmp_path, capsys)
     assert code == 2 and err.startswith(f"error: {source / 'model.safetensors'} is missing")
+
+
+@pytest.mark.parametrize(
+    ("files", "config", "reason"),
+    [
+        ({"tokenizer_config.json": {"separate_vocabs": True}}, {}, "tokenizer_config.json has separate_vocabs"),
+        ({"target_vocab.json": {"</s>": 0, "<unk>": 1}}, {}, "target_vocab.json exists"),
+        ({}, {"decoder_vocab_size": 12}, "config.json's decoder_vocab_size 12 != vocab_size 10"),
+    ],
+    ids=["tokenizer-config", "target-vocab", "decoder-vocab-size"],
+)
+def test_marian_separate_vocabularies_refused_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], files: dict[str, object], config: dict[str, object], reason: str
+) -> None:
+    """Refused before anything else is read (no source.spm here), saying why and what says so."""
+    source = tmp_path / "hf"
+    source.mkdir()
+    (source / "config.json").write_text(json.dumps({"model_type": "marian", "vocab_size": 10, **config}))
+    for name, content in files.items():
+        (source / name).write_text(json.dumps(content))
+    code, err = _run(source, tmp_path, capsys)
+    assert code == 2 and "\n" not in err
+    assert err == (
+        f"error: {source}: Marian with separate source and target vocabularies is not imported ({reason}): "
+        "atento's model directory has one tokenizer.json for sources and outputs alike (docs/model-directory.md)"
+    )
