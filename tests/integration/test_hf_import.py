@@ -169,6 +169,29 @@ def test_tokenizer_ids_equal(imported: Imported) -> None:
     assert_spliced_ids_equal(ours, imported.tokenizer, special_texts(imported.tokenizer, manifest), examples=200)
 
 
+def test_int8_quantizes_the_output_projection(imported: Imported) -> None:
+    """The int8 decoder keeps no float MatMul over the output projection's weight (d_model x vocab, or the
+    tied embedding through a Transpose, as Marian, T5 and BART tie it): export/quantize.py folds the Transpose
+    so that dynamic quantization takes it too, the largest MatMul of a decoder step."""
+    import onnx
+
+    manifest = json.loads((imported.model_dir / "manifest.json").read_text())
+    assert "int8" in manifest["variants"], manifest["variants"]
+    vocab_size = manifest["config"]["vocab_size"]
+    graph = onnx.load(str(imported.model_dir / manifest["variants"]["int8"]["decoder"])).graph
+    shapes = {init.name: tuple(init.dims) for init in graph.initializer}
+    producers = {output: node for node in graph.node for output in node.output}
+
+    def projection_weight(name: str) -> bool:
+        transpose = producers.get(name)
+        weight = transpose.input[0] if transpose is not None and transpose.op_type == "Transpose" else name
+        return len(shapes.get(weight, ())) == 2 and vocab_size in shapes[weight]
+
+    float_matmuls = [n for n in graph.node if n.op_type in ("MatMul", "Gemm")]
+    assert not [n.name for n in float_matmuls if projection_weight(n.input[1])]
+    assert {n.op_type for n in graph.node} & {"MatMulInteger", "DynamicQuantizeMatMul"}
+
+
 LANGUAGES = {"mbart": (None, "en_XX"), "nllb": ("spa_Latn", "eng_Latn"), "m2m100": ("__es__", "__en__")}
 
 
