@@ -2,9 +2,11 @@
 thread, on thread CPU time (so a busy machine inflates neither), N closed-loop clients on the short mix
 (deploy/loadtest/inputs.tsv), greedy, max_new_tokens 64, as bench/batching.py drives the engine.
 
-`python -m bench.profile_engine [--tree DIR] [--requests 128] [--clients 32]`: DIR's `service` is
-profiled instead of this tree's (a `git worktree` of another commit). Prints both threads' top
-functions by own time and by cumulative time. py-spy (bench extra) samples wall time instead, and fell
+`python -m bench.profile_engine [--tree DIR] [--requests 128] [--clients 32] [--threads 1] [--split-only]`:
+DIR's `service` is profiled instead of this tree's (a `git worktree` of another commit). Prints a
+request's CPU split (the worker thread, onnxruntime's run within it, the other threads), then both
+threads' top functions by own time and by cumulative time (`--split-only`: the split alone, without
+cProfile's overhead on every Python call). py-spy (bench extra) samples wall time instead, and fell
 hopelessly behind on a 2-core machine shared with a training run; on a quiet machine
 `py-spy record -r 200 -f raw -o out.txt -- python -m bench.profile_engine` works too.
 """
@@ -17,6 +19,7 @@ import asyncio
 import cProfile
 import pstats
 import sys
+import threading
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -39,19 +42,48 @@ def _profiled_worker(profile: cProfile.Profile) -> None:
     worker.EngineLoop.run = run  # type: ignore[method-assign]
 
 
-async def _drive(model_dir: Path, requests: int, clients: int) -> None:
+def _timed_onnxruntime(spent: list[float]) -> None:
+    """Add the calling thread's CPU time inside every InferenceSession.run to spent[0]."""
+    import onnxruntime
+
+    original: Callable[..., Any] = onnxruntime.InferenceSession.run
+
+    def run(self: Any, *args: Any, **kwargs: Any) -> Any:
+        started = time.thread_time()
+        try:
+            return original(self, *args, **kwargs)
+        finally:
+            spent[0] += time.thread_time() - started
+
+    onnxruntime.InferenceSession.run = run
+
+
+async def _drive(model_dir: Path, requests: int, clients: int, threads: int) -> None:
     from bench.workload import bundled_texts, closed_loop, make_engine
     from service.engine import GenerationParams
 
-    engine = make_engine(model_dir, max_batch_size=clients)
+    in_onnxruntime = [0.0]
+    _timed_onnxruntime(in_onnxruntime)
+    engine = make_engine(model_dir, max_batch_size=clients, threads=threads)
     await engine.start()
     try:
         params = GenerationParams(max_new_tokens=64)
-        cpu, wall = time.process_time(), time.perf_counter()
+        await closed_loop(engine, bundled_texts(2 * clients), params, concurrency=clients)  # warm-up
+        worker = next(t for t in threading.enumerate() if t.name == "atento-engine")
+        worker_clock = time.pthread_getcpuclockid(worker.ident or 0)
+        in_onnxruntime[0] = 0.0
+        cpu, wall, worker_cpu = time.process_time(), time.perf_counter(), time.clock_gettime(worker_clock)
         run = await closed_loop(engine, bundled_texts(requests), params, concurrency=clients)
+        cpu, worker_cpu = time.process_time() - cpu, time.clock_gettime(worker_clock) - worker_cpu
+        per_request = 1000 / run.requests
         print(
             f"{run.requests} requests, {run.requests / run.elapsed_s:.1f} requests/s, "
-            f"process CPU {time.process_time() - cpu:.2f} s in {time.perf_counter() - wall:.1f} s wall"
+            f"process CPU {cpu:.2f} s in {time.perf_counter() - wall:.1f} s wall: "
+            f"{run.requests / cpu:.1f} requests per CPU second\n"
+            f"CPU per request: process {cpu * per_request:.2f} ms = worker thread {worker_cpu * per_request:.2f} ms "
+            f"(onnxruntime's run {in_onnxruntime[0] * per_request:.2f} ms, the rest "
+            f"{(worker_cpu - in_onnxruntime[0]) * per_request:.2f} ms) + other threads "
+            f"{(cpu - worker_cpu) * per_request:.2f} ms (event loop, clients, onnxruntime's pool)"
         )
     finally:
         await engine.stop(timeout_s=30)
@@ -63,14 +95,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--model-dir", type=Path, default=Path("models/normalize/1"))
     parser.add_argument("--requests", type=int, default=128)
     parser.add_argument("--clients", type=int, default=32)
+    parser.add_argument("--threads", type=int, default=2, help="onnxruntime intra-op threads")
     parser.add_argument("--top", type=int, default=30, help="functions listed per table")
+    parser.add_argument(
+        "--split-only", action="store_true", help="no cProfile (it inflates Python): the CPU split per request only"
+    )
     args = parser.parse_args(argv)
     if args.tree is not None:
         sys.path.insert(0, str(args.tree.resolve()))
+    if args.split_only:
+        asyncio.run(_drive(args.model_dir.resolve(), args.requests, args.clients, args.threads))
+        return 0
     worker_profile, loop_profile = cProfile.Profile(time.thread_time), cProfile.Profile(time.thread_time)
     _profiled_worker(worker_profile)
     loop_profile.enable()
-    asyncio.run(_drive(args.model_dir.resolve(), args.requests, args.clients))
+    asyncio.run(_drive(args.model_dir.resolve(), args.requests, args.clients, args.threads))
     loop_profile.disable()
     for name, profile in (("worker thread", worker_profile), ("event loop thread", loop_profile)):
         print(f"\n=== {name} ===")
