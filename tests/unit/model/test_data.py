@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import calendar
 import datetime as dt
+import difflib
+import random
 import re
 from collections import Counter, defaultdict
 from pathlib import Path
@@ -26,6 +28,7 @@ from model.data import (
     number_split,
     read_pairs_tsv,
 )
+from model.expressions import day_of_year_split, sample_number
 from model.pairs import read_pairs_jsonl, write_pairs_jsonl
 from model.words import forbidden_words, month_names
 
@@ -407,3 +410,42 @@ def test_copied_sentences_fit_the_source_limit(train: list[Example]) -> None:
         if ex.category.startswith(("copy_", "context_")):
             assert fits_one_piece(ex.source), ex
     assert not fits_one_piece("뾪격즂먐꽲 좣쳿셉겦걒 뮃층춊싲 쵶뭌퓖횢훹 拚坱釅瓝蒜崛鲛虢 ฬฒบฏฒฮยบขฝดญมวซวซ")
+
+
+def test_sentences_with_several_expressions_rewrite_each_apart(train: list[Example], test_split: list[Example]) -> None:
+    """Two or three expressions in one sentence ("El once de mayo de dos mil uno llegaron doscientas
+    personas."), each rewritten where it stands, with words between them that stay."""
+    for ex in by_category(train)["sentence_multiple_es"] + by_category(test_split)["sentence_multiple_en"]:
+        source, target = ex.source.split(" "), ex.target.split(" ")
+        rewritten = [
+            (source[i1:i2], target[j1:j2])
+            for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(a=source, b=target, autojunk=False).get_opcodes()
+            if tag != "equal"
+        ]
+        assert len(rewritten) >= 2, ex
+        assert all(any(c.isdigit() for c in " ".join(new)) for _, new in rewritten), ex
+        assert fits_one_piece(ex.source), ex
+
+
+def test_the_last_days_of_a_month_are_trains_and_held_out_sentences_use_them() -> None:
+    """Whether October has a 31st is a fact to learn, not a pattern: the days from 29 on are never held out
+    alone, and held-out sentences still hold them (in held-out carriers)."""
+    assert all(day_of_year_split(month, day) == "train" for month in range(1, 13) for day in (29, 30, 31))
+    assert any(day_of_year_split(month, day) == "test" for month in range(1, 13) for day in range(1, 29))
+    held_out_days = {
+        int(found.group(1) or found.group(2))
+        for ex in generate_examples(3 * N, seed=5, split="test")
+        if ex.category.startswith("date_yearless")
+        for found in [re.search(r"\b(\d{1,2}) de |[A-Z][a-z]+ (\d{1,2})\b|the (\d{1,2}) of", ex.target)]
+        if found and (found.group(1) or found.group(2))
+    }
+    assert {29, 30, 31} <= held_out_days
+
+
+def test_counts_of_thousands_and_millions_are_drawn_whole() -> None:
+    """ "mil millones", "dos millones", "cien mil": round counts of a scale, which the earlier models wrote
+    with a zero too few."""
+    rng = random.Random(0)
+    drawn = {sample_number(rng, "train") for _ in range(20_000)}
+    assert {10**3, 10**6, 10**9} <= drawn
+    assert any(n % 10**9 == 0 and 1 < n // 10**9 < 10 for n in drawn)
