@@ -247,7 +247,10 @@ class ModelRepository:
         `attempt`: the only versions to (re)load, besides the READY ones kept; None = any not READY."""
         model = self._models[name]
         chosen: list[str] = []
-        for version in self._versions_on_disk(name):
+        candidates = self._versions_on_disk(name)
+        if attempt is not None:  # a poll unloads nothing: a served version whose directory went stays till replaced
+            candidates = sorted({*candidates, *model.serving}, key=version_number, reverse=True)
+        for version in candidates:
             if len(chosen) == self._versions:
                 break
             entry = model.versions.get(version)

@@ -199,3 +199,25 @@ def test_a_poll_does_not_repeat_a_load_calls_work(tmp_path: Path) -> None:
 
     asyncio.run(scenario())
     assert started.count(tmp_path / "m" / "2") == 2 and started.count(tmp_path / "x" / "1") == 1
+
+
+def test_a_poll_keeps_a_served_version_whose_directory_was_removed(tmp_path: Path) -> None:
+    _write_version(tmp_path / "m" / "1")
+    repository = ModelRepository(tmp_path, engine_factory=lambda d, n, v: CheckingEngine(d, []))  # type: ignore[arg-type,return-value]
+    poller = RepositoryPoller(repository, interval_s=60.0, on_change=lambda: None)
+
+    async def scenario() -> None:
+        await poller.baseline()
+        await repository.start()
+        shutil.rmtree(tmp_path / "m" / "1")
+        _write_version(tmp_path / "m" / "2", b"evil")  # and its replacement is refused
+        await poller.poll_once()
+        assert await poller.poll_once() == {"m": {"2"}}
+        assert repository.loaded() == [{"name": "m", "version": "1"}]
+        _write_version(tmp_path / "m" / "3")
+        await poller.poll_once()
+        await poller.poll_once()
+        assert repository.loaded() == [{"name": "m", "version": "3"}]
+        await repository.stop()
+
+    asyncio.run(scenario())

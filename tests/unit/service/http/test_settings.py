@@ -60,8 +60,24 @@ def test_cli_flags_win_over_environment(monkeypatch):
 
 @pytest.mark.parametrize(
     "bad",
-    [{"port": 70000}, {"log_format": "xml"}, {"max_body_bytes": 0}, {"batching": {"max_batch_size": 0}}],
+    [
+        {"port": 70000},
+        {"log_format": "xml"},
+        {"max_body_bytes": 0},
+        {"batching": {"max_batch_size": 0}},
+        {"repository_poll_s": -1},
+    ],
 )
 def test_invalid_settings_refused(bad):
     with pytest.raises(ValidationError):
         ServiceSettings.model_validate(bad)
+
+
+def test_repository_polling_every_15_s_unless_told(monkeypatch):
+    for key in [k for k in __import__("os").environ if k.startswith("ATENTO_")]:
+        monkeypatch.delenv(key)
+    assert ServiceSettings().repository_poll_s == 15.0  # Triton's --repository-poll-secs
+    monkeypatch.setenv("ATENTO_REPOSITORY_POLL_S", "0")
+    assert ServiceSettings().repository_poll_s == 0.0  # off: load calls only
+    monkeypatch.setenv("ATENTO_REPOSITORY_POLL_S", "2.5")
+    assert ServiceSettings().repository_poll_s == 2.5
