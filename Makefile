@@ -9,9 +9,9 @@ MODEL_DIR ?= $(or $(ATENTO_MODEL_DIR),models/normalize/1)
 CHECKPOINT ?= runs/normalize
 
 # The recipe of the bundled model (models/normalize/1); `make train` reproduces it.
-TRAIN_FLAGS ?= --out $(CHECKPOINT) --steps 7000 --batch-size 64 --d-model 192 --d-ff 768 --n-heads 4 \
+TRAIN_FLAGS ?= --out $(CHECKPOINT) --steps 5000 --batch-size 64 --d-model 192 --d-ff 768 --n-heads 4 \
 	--dropout 0 --learning-rate 0.0012 --warmup-steps 500 --valid-every 1000 --checkpoint-every 500 \
-	--max-length 128 --vocab-size 1000 --seed 0 --copy-drill-share 0.0625 --cooldown-steps 1400
+	--max-length 128 --vocab-size 1000 --seed 0 --copy-drill-share 0.0625 --cooldown-steps 1000
 
 # The bundled model ships fp32 and int8 only, to stay under 25 MB; on a GPU machine
 # `make export EXPORT_FLAGS=` adds the fp16 variant (bench/gpu.py also adds it when missing).
