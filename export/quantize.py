@@ -11,9 +11,13 @@ from pathlib import Path
 import onnx
 
 
-def quantize_int8(source: Path, target: Path, *, per_channel: bool = True) -> None:
+def quantize_int8(source: Path, target: Path, *, per_channel: bool = True, reduce_range: bool = False) -> None:
     """Dynamic quantization for the CPU: weights s8 (per output channel), activations u8 at run time,
     the u8 x s8 products VNNI's dot product instruction takes.
+
+    On x86 CPUs without VNNI (AVX2 only), onnxruntime multiplies u8 x s8 with VPMADDUBSW, whose pairwise
+    sums saturate at int16 when activations and weights both span their range; `reduce_range` keeps the
+    weights to 7 bits, which cannot saturate, at a small cost in precision where VNNI exists.
 
     The tied output projection is `MatMul(x, Transpose(embedding))`, which quantize_dynamic skips (its
     B is not a constant): folded into a transposed initializer first, it is quantized too. On the
@@ -29,7 +33,9 @@ def quantize_int8(source: Path, target: Path, *, per_channel: bool = True) -> No
         if fold_weight_transposes(model.graph):
             onnx.save(model, str(folded))
             source = folded
-        quantize_dynamic(str(source), str(target), weight_type=QuantType.QInt8, per_channel=per_channel)
+        quantize_dynamic(
+            str(source), str(target), weight_type=QuantType.QInt8, per_channel=per_channel, reduce_range=reduce_range
+        )
     finally:
         folded.unlink(missing_ok=True)
 
