@@ -84,6 +84,9 @@ def two_model_server(tmp_path_factory: pytest.TempPathFactory, tiny_model_dir: P
             "model_repository": root,
             "default_model": "normalize",
             "repository_poll_s": 0,  # nothing changes on disk
+            # /attention shows the model's own output, never the guard's: without the guard, /generate's
+            # answer is that output too, so the test can compare the page's attention with it.
+            "edit_guard": False,
             "max_new_tokens_limit": 64,
             "request_timeout_s": 30,
         }

@@ -169,16 +169,21 @@ def test_tokenizer_ids_equal(imported: Imported) -> None:
     assert_spliced_ids_equal(ours, imported.tokenizer, special_texts(imported.tokenizer, manifest), examples=200)
 
 
-def test_int8_quantizes_the_output_projection(imported: Imported) -> None:
+def test_int8_quantizes_the_output_projection(imported: Imported, tmp_path: Path) -> None:
     """The int8 decoder keeps no float MatMul over the output projection's weight (d_model x vocab, or the
     tied embedding through a Transpose, as Marian, T5 and BART tie it): export/quantize.py folds the Transpose
-    so that dynamic quantization takes it too, the largest MatMul of a decoder step."""
+    so that dynamic quantization takes it too, the largest MatMul of a decoder step.
+
+    The import's own int8 variant is kept only where its outputs agree with fp32 closely enough, which
+    depends on the CPU (without VNNI, u8 x s8 products saturate): the decoder is quantized here instead."""
     import onnx
 
+    from export.quantize import quantize_int8
+
     manifest = json.loads((imported.model_dir / "manifest.json").read_text())
-    assert "int8" in manifest["variants"], manifest["variants"]
     vocab_size = manifest["config"]["vocab_size"]
-    graph = onnx.load(str(imported.model_dir / manifest["variants"]["int8"]["decoder"])).graph
+    quantize_int8(imported.model_dir / manifest["variants"]["fp32"]["decoder"], tmp_path / "decoder.int8.onnx")
+    graph = onnx.load(str(tmp_path / "decoder.int8.onnx")).graph
     shapes = {init.name: tuple(init.dims) for init in graph.initializer}
     producers = {output: node for node in graph.node for output in node.output}
 
