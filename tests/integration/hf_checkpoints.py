@@ -148,6 +148,28 @@ def _logits_bias(model: object, *, eos: int) -> None:
         bias[0, eos] = 6.5
 
 
+def tiny_bart_fields(*, vocab_size: int, bos: int, pad: int, eos: int) -> dict[str, object]:
+    """The config fields every tiny BART-family checkpoint here shares (BART, mBART, mBART-50)."""
+    return dict(
+        vocab_size=vocab_size,
+        d_model=32,
+        encoder_layers=2,
+        decoder_layers=2,
+        encoder_attention_heads=4,
+        decoder_attention_heads=4,
+        encoder_ffn_dim=64,
+        decoder_ffn_dim=64,
+        max_position_embeddings=128,
+        pad_token_id=pad,
+        bos_token_id=bos,
+        eos_token_id=eos,
+        decoder_start_token_id=eos,
+        dropout=0.0,
+        activation_function="gelu",
+        init_std=0.3,  # logits far apart, so float32 round-off between runtimes never flips a choice
+    )
+
+
 def bart_checkpoint(directory: Path, *, seed: int = 0, mbart: bool = False) -> Path:
     """BART (post-norm, layernorm_embedding, learned positions offset 2, <s> first in the source, EOS as
     decoder start, <s> forced first, EOS forced last) or, with `mbart`, mBART's pre-norm, final layer norms
@@ -173,24 +195,7 @@ def bart_checkpoint(directory: Path, *, seed: int = 0, mbart: bool = False) -> P
     tokenizer.save_pretrained(directory)
     size = len(tokenizer)
     bos, pad, eos = vocab["<s>"], vocab["<pad>"], vocab["</s>"]
-    common = dict(
-        vocab_size=size,
-        d_model=32,
-        encoder_layers=2,
-        decoder_layers=2,
-        encoder_attention_heads=4,
-        decoder_attention_heads=4,
-        encoder_ffn_dim=64,
-        decoder_ffn_dim=64,
-        max_position_embeddings=128,
-        pad_token_id=pad,
-        bos_token_id=bos,
-        eos_token_id=eos,
-        decoder_start_token_id=eos,
-        dropout=0.0,
-        activation_function="gelu",
-        init_std=0.3,  # logits far apart, so float32 round-off between runtimes never flips a choice
-    )
+    common = tiny_bart_fields(vocab_size=size, bos=bos, pad=pad, eos=eos)
     torch.manual_seed(seed)
     if mbart:
         model = MBartForConditionalGeneration(MBartConfig(**common, scale_embedding=True))

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.integration.hf_checkpoints import _logits_bias, corpus, train_spm
+from tests.integration.hf_checkpoints import _logits_bias, corpus, tiny_bart_fields, train_spm
 
 
 def mbart50_checkpoint(directory: Path, *, seed: int = 0) -> Path:
@@ -32,25 +32,7 @@ def mbart50_checkpoint(directory: Path, *, seed: int = 0) -> Path:
     tokenizer.save_pretrained(directory)
     bos, pad, eos = (tokenizer.convert_tokens_to_ids(t) for t in ("<s>", "<pad>", "</s>"))
     torch.manual_seed(seed)
-    config = MBartConfig(
-        vocab_size=len(tokenizer),
-        d_model=32,
-        encoder_layers=2,
-        decoder_layers=2,
-        encoder_attention_heads=4,
-        decoder_attention_heads=4,
-        encoder_ffn_dim=64,
-        decoder_ffn_dim=64,
-        max_position_embeddings=128,
-        pad_token_id=pad,
-        bos_token_id=bos,
-        eos_token_id=eos,
-        decoder_start_token_id=eos,
-        scale_embedding=True,
-        dropout=0.0,
-        activation_function="gelu",
-        init_std=0.3,  # logits far apart, so float32 round-off between runtimes never flips a choice
-    )
+    config = MBartConfig(**tiny_bart_fields(vocab_size=len(tokenizer), bos=bos, pad=pad, eos=eos), scale_embedding=True)
     model = MBartForConditionalGeneration(config)
     _logits_bias(model, eos=eos)
     model.generation_config = GenerationConfig(
