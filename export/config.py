@@ -54,6 +54,14 @@ class ExportConfig:
         default="",
         metadata={"help": "A local Hugging Face checkpoint directory to import instead of --checkpoint (export/hf/)."},
     )
+    segment_language: str = field(
+        default="en",
+        metadata={
+            "help": "An imported model's `segmentation.language` (--from-transformers): the language code whose "
+            "sentence rules split an input over the model's source limit (sentencex; an unknown code gets its "
+            "generic rules). Set it to the source language."
+        },
+    )
     text_rules: bool = field(
         default=True,
         metadata={

@@ -167,13 +167,16 @@ def code_line(rng: random.Random, words: Sequence[str]) -> str:
 
 # One sentence the service cannot split must fit the model's 128 source tokens. Byte-level BPE spends
 # at most a token per byte; rare scripts and symbols cost about that, ASCII words rarely more than a
-# token per two characters. A sentence within this estimate fits with room to spare.
+# token per 1.7 characters (nonsense words are the worst: 245 characters of them took 145 tokens).
+# A sentence within this estimate fits with room to spare.
 ONE_PIECE_TOKEN_ESTIMATE = 110
+ASCII_TOKENS_PER_CHARACTER = 0.6
 
 
 def fits_one_piece(text: str) -> bool:
     """Whether `text` fits the model's source limit by a worst-case, tokenizer-free estimate."""
-    return sum(0.5 if ord(ch) < 128 else len(ch.encode("utf-8")) for ch in text) <= ONE_PIECE_TOKEN_ESTIMATE
+    cost = sum(ASCII_TOKENS_PER_CHARACTER if ord(ch) < 128 else len(ch.encode("utf-8")) for ch in text)
+    return cost <= ONE_PIECE_TOKEN_ESTIMATE
 
 
 def copy_piece(rng: random.Random, words: Sequence[str], kind: str) -> str:

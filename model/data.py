@@ -13,6 +13,7 @@ import random
 import sys
 from collections.abc import Callable, Iterator, Sequence
 
+from model.copytext import fits_one_piece
 from model.expressions import SPLITS
 
 # Re-exported: callers and tests know the generator's split rules and the pairs file by this module.
@@ -132,6 +133,14 @@ def _separator(rng: random.Random) -> str:
     return rng.choices(separators, weights)[0]
 
 
+def _line_fits(sources: Sequence[str], separators: Sequence[str], sentence: str) -> bool:
+    """Whether `sentence`, joined to the paragraph so far by its last separator, leaves the line it ends on
+    within one piece: the service splits at every line break, but not always between two sentences
+    (a word salad without a final stop runs into the next one)."""
+    text = "".join(s + sep for s, sep in zip(sources, separators, strict=True)) + sentence
+    return fits_one_piece(text.rsplit("\n", 1)[-1])
+
+
 def _paragraph(rng: random.Random, split: str, *, with_expressions: bool) -> Pair:
     """2-5 sentences joined by spaces and line breaks, in one language or both."""
     lang = _lang(rng)
@@ -153,6 +162,8 @@ def _paragraph(rng: random.Random, split: str, *, with_expressions: bool) -> Pai
                 pair = _article(rng, split, lang)
             else:
                 pair = _copy(rng, split, rng.choice(tuple(COPY_KINDS_BY_CATEGORY.values())))
+        if sources and not _line_fits(sources, separators, pair[0]):
+            separators[-1] = "\n"  # the segmenter may not split between these two sentences: a line must fit
         sources.append(pair[0])
         targets.append(pair[1])
         separators.append(_separator(rng))

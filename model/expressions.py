@@ -43,6 +43,7 @@ SCALE_NUMBER_SHARE = 0.06
 # 29th, 30th or 31st is a fact of the calendar, not a pattern to generalize, and a model that never saw
 # "October thirty-first" had no way to tell it from the impossible "November thirty-first".
 FIRST_DAY_KEPT_FOR_TRAINING = 29
+LAST_DAYS_SHARE = 0.15  # of sampled days of the year, drawn from FIRST_DAY_KEPT_FOR_TRAINING on
 BABEL_FORMATS = ("full", "long", "medium")  # "short" is numeric: no month name, outside the contract
 
 
@@ -180,7 +181,11 @@ def sample_day_of_year(rng: random.Random, split: str, *, in_sentence: bool = Fa
     Inside a (held-out) sentence the last days of a month may appear in any split."""
     while True:
         month = rng.randint(1, 12)
-        day = rng.randint(1, calendar.monthrange(2000, month)[1])  # 2000 is a leap year: 29 February exists
+        last = calendar.monthrange(2000, month)[1]  # 2000 is a leap year: 29 February exists
+        # The last days are drawn more often: whether "February twenty-ninth" or "April thirtieth" is a
+        # date depends on the month, and drawn uniformly they are too rare to learn (they stayed words).
+        first = FIRST_DAY_KEPT_FOR_TRAINING if rng.random() < LAST_DAYS_SHARE else 1
+        day = rng.randint(first, last)
         if day_of_year_split(month, day) == split or (in_sentence and day >= FIRST_DAY_KEPT_FOR_TRAINING):
             return month, day
 

@@ -131,10 +131,14 @@ def month_names(lang: str) -> tuple[str, ...]:
 
 
 def pseudo_word(rng: random.Random) -> str:
-    """A pronounceable nonsense word ("tamopí", "Zurel"): text the model can only copy."""
-    syllables = [rng.choice(PSEUDO_ONSETS) + rng.choice(PSEUDO_VOWELS) for _ in range(rng.randint(1, 4))]
-    word = "".join(syllables) + (rng.choice(PSEUDO_CODAS) if rng.random() < 0.4 else "")
-    return word.capitalize() if rng.random() < 0.2 else word
+    """A pronounceable nonsense word ("tamopí", "Zurel"): text the model can only copy. Never a number
+    word: syllables sometimes spell one ("ocho", "tres", "four"), and copy text must not hold any."""
+    forbidden = forbidden_words()
+    while True:
+        syllables = [rng.choice(PSEUDO_ONSETS) + rng.choice(PSEUDO_VOWELS) for _ in range(rng.randint(1, 4))]
+        word = "".join(syllables) + (rng.choice(PSEUDO_CODAS) if rng.random() < 0.4 else "")
+        if word not in forbidden:
+            return word.capitalize() if rng.random() < 0.2 else word
 
 
 # What the bundled normalizer's edits may touch, for the service's edit guard (docs/model-directory.md):
@@ -152,15 +156,21 @@ def edit_guard_spec() -> dict[str, object]:
         words.update(num2words(n, lang="en", to="ordinal").replace("-", " ").split())
     for n in range(1, 32):
         words.update(num2words(n, lang="es", to="ordinal").split())
+    weekdays: set[str] = set()
+    months: set[str] = set()
     for loc in BABEL_LOCALES:
         locale = babel_locale(loc)
         for width in ("wide", "abbreviated"):
             for context in ("format", "stand-alone"):
-                words.update(str(d).strip(".").lower() for d in locale.days[context][width].values())
-                words.update(str(m).strip(".").lower() for m in locale.months[context][width].values())
+                weekdays.update(str(d).strip(".").lower() for d in locale.days[context][width].values())
+                months.update(str(m).strip(".").lower() for m in locale.months[context][width].values())
+    words |= weekdays | months
+    # A weekday name belongs to a full date ("Thursday, 12 May 2001") but is no expression alone, like a
+    # connector: "on Thursday" -> "on 20" is reverted. Not "mar" (martes and marzo): a month is one alone.
+    connectors = set(GUARD_CONNECTORS) | (weekdays - months)
     return {
         "consumable_words": sorted(w.lower() for w in words if w),
         "consumable_characters": GUARD_CONSUMABLE_CHARACTERS,
         "producible_characters": GUARD_PRODUCIBLE_CHARACTERS,
-        "connector_words": sorted(GUARD_CONNECTORS),
+        "connector_words": sorted(connectors),
     }

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,6 +40,8 @@ from export.model_dir import FORMAT, graph_signature, staged_directory, tool_ver
 logger = logging.getLogger(__name__)
 
 TOKENIZER = "tokenizer.json"
+# What the service accepts as `segmentation.language` (service/engine/segmentation.py).
+LANGUAGE_CODE = re.compile(r"[A-Za-z]{2,3}([-_][A-Za-z0-9]+)*")
 
 
 @dataclass(frozen=True)
@@ -139,11 +142,13 @@ def build_from_transformers(source: Path, config: ExportConfig, *, replace: bool
     Raises:
         HfCheckpointError: a file is missing or unreadable, or the family is not supported (nothing is written).
         FileExistsError: the target exists and `replace` is False.
-        ValueError: an opset below 17.
+        ValueError: an opset below 17, or a --segment-language that is no language code.
         ParityError: the graphs or the tokenizer disagree with transformers (nothing is written).
     """
     if config.opset < MIN_OPSET:
         raise ValueError(f"opset {config.opset} is below the minimum {MIN_OPSET}")
+    if not LANGUAGE_CODE.fullmatch(config.segment_language):
+        raise ValueError(f"--segment-language {config.segment_language!r} is not a language code such as 'en' or 'de'")
     source = Path(source)
     hf_config = read_config(source)
     family = family_of(hf_config, where=source / "config.json")
@@ -228,6 +233,8 @@ def build_from_transformers(source: Path, config: ExportConfig, *, replace: bool
             "parity": report.to_manifest(),
             "generation": generation,
             "languages": languages,
+            # A translator is no more accurate on short inputs than near its limit: split only what is over it.
+            "segmentation": {"segmenter": "sentencex", "language": config.segment_language},
             "evaluation": None,
             "checkpoint": {"source": "transformers", "model_type": checkpoint.model_type, "directory": source.name},
         }

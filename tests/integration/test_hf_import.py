@@ -211,6 +211,40 @@ def test_manifest_records_languages(imported: Imported) -> None:
         assert imported.tokenizer.convert_tokens_to_ids(code) == token_id
 
 
+def _lines_over_half_the_limit(imported: Imported, limit: int, count: int) -> list[str]:
+    """`count` lines of corpus sentences, each between 55% and 90% of the source limit in the model's tokens:
+    one line fits, two do not, so the service must cut the text at its line breaks, a line a piece."""
+    sentences = iter(hf_checkpoints.corpus("plain_es", "plain_en", "number_es", "date_en") * 50)
+    lines: list[str] = []
+    while len(lines) < count:
+        line = next(sentences)
+        while len(imported.tokenizer(line).input_ids) < 0.55 * limit:
+            longer = f"{line} {next(sentences)}"
+            if len(imported.tokenizer(longer).input_ids) > 0.9 * limit:
+                continue
+            line = longer
+        lines.append(line)
+    return lines
+
+
+def test_a_long_input_is_served_in_pieces(imported: Imported) -> None:
+    """Issue 19: an imported model declares `segmentation`, so an input over its source limit is cut at line
+    breaks and sentences and its pieces are decoded in one batch, joined exactly, as for the bundled model."""
+    manifest = json.loads((imported.model_dir / "manifest.json").read_text())
+    assert manifest["segmentation"] == {"segmenter": "sentencex", "language": "en"}
+    lines = _lines_over_half_the_limit(imported, manifest["max_source_tokens"], 3)
+    text = "\n".join(lines) + "\n"
+    assert len(imported.tokenizer(text).input_ids) > manifest["max_source_tokens"]
+    parameters = {"max_new_tokens": 8}
+    response = httpx.post(
+        f"{imported.served.url}/generate", json={"inputs": text, "parameters": parameters}, timeout=300
+    )
+    assert response.status_code == 200, response.text[:300]
+    alone = httpx.post(f"{imported.served.url}/generate", json={"inputs": lines, "parameters": parameters}, timeout=300)
+    assert alone.status_code == 200, alone.text[:300]
+    assert response.json()["generated_text"] == "\n".join(item["generated_text"] for item in alone.json()) + "\n"
+
+
 def _post_together(imported: Imported, groups: list[tuple[list[str], dict[str, Any]]]) -> list[list[list[int]]]:
     """Each group posted as one list request, all at once, so that the server decodes them in the same batch."""
     with ThreadPoolExecutor(len(groups)) as pool:

@@ -41,6 +41,8 @@ def guard() -> EditGuard:
         ("tres\ncuatro casas", "3 4 casas", [("tres\ncuatro", "3 4")]),  # a line break lost inside an edit
         ("Tengo un perro", "Tengo 1 perro", [("un", "1")]),
         ("es de 3,50", "es 2", [("de 3,50", "2")]),
+        ("available on Thursday?", "available on 20?", [("Thursday", "20")]),  # a weekday alone is no date
+        ("llega el jueves", "llega el 4", [("jueves", "4")]),
     ],
 )
 def test_reverts_a_bad_edit(guard: EditGuard, source: str, output: str, reverted: list[tuple[str, str]]) -> None:
@@ -74,6 +76,9 @@ def test_a_reverted_span_leaves_the_good_ones(guard: EditGuard) -> None:
         ("twenty-one hundred", "2100"),
         ("November twenty-ninth, twenty twenty-six", "2026-11-29"),
         ("Llegó el 1 abr 1965.", "Llegó el 1965-04-01."),
+        ("Llegó el 1 mar 1965.", "Llegó el 1965-03-01."),  # "mar" is martes and marzo: a month still
+        ("Saturday, 26 February 2056", "2056-02-26"),
+        ("on Thursday, the fifth of May", "on Thursday, the 5 of May"),
         ("tres y cuatro", "3 y 4"),
         ("Nothing to change here.", "Nothing to change here."),
     ],
