@@ -70,6 +70,9 @@ class BatchExecutor:
         self._cache: KvCache | None = None
         self._owners: list[str | None] = []  # per cache row: its request, None for a dead row
         self._watching: set[str] = set()  # requests keeping decoder or cross attention (asked every step)
+        # One-row requests whose token the batch's arg-max cannot choose (sampling, penalties, rules): the
+        # only ones _choose visits, kept at admission rather than found by asking every request every step.
+        self._row_choosers: dict[str, RequestState] = {}
         self._sparse_steps = 0  # consecutive steps with at least a quarter of the rows dead
 
     @property
@@ -86,6 +89,7 @@ class BatchExecutor:
         ids = list(self._active)
         self._active.clear()
         self._watching.clear()
+        self._row_choosers.clear()
         self._cache = None
         self._owners = []
         self._sparse_steps = 0
@@ -102,6 +106,7 @@ class BatchExecutor:
     def _kill(self, active: RequestState) -> None:
         """Mark a leaving request's rows dead; the next compaction removes them."""
         self._watching.discard(active.request.id)
+        self._row_choosers.pop(active.request.id, None)
         for row in active.rows:
             self._owners[row] = None
 
@@ -175,6 +180,7 @@ class BatchExecutor:
                 for request in join:
                     self._active.pop(request.id, None)
                     self._watching.discard(request.id)
+                    self._row_choosers.pop(request.id, None)
                 raise StepFailed([r.id for r in join], error) from error
         if not self._active:
             return outcome
@@ -204,6 +210,8 @@ class BatchExecutor:
             self._active[request.id] = active
             if active.wants("decoder") or active.wants("cross"):
                 self._watching.add(request.id)
+            if active.chooser is not None and (self._rules(request).active or not active.chooser.is_plain_greedy):
+                self._row_choosers[request.id] = active
             joined.append(row)
         if joined:
             fresh = encoded.cache if len(joined) == encoded.cache.batch else encoded.cache.filter(joined)
@@ -285,59 +293,65 @@ class BatchExecutor:
         logits = out.logits[:, -1]  # (B, V)
         chosen = self._choose(logits)
         logprobs = chosen_logprobs(logits, np.asarray(chosen, dtype=np.int64)).tolist()
-        # surviving request -> (its rows, their next sources; None: the same rows, as every one-row request)
-        sources: dict[str, tuple[range, list[int] | None]] = {}
+        # Beam searches' rows and where their next rows come from. One-row requests never move: they
+        # need no entry, which spares a tuple per request and step (most steps move nothing).
+        beams: dict[str, tuple[range, list[int]]] = {}
+        events, results, context = outcome.tokens, outcome.results, self._context
         for request_id, active in list(self._active.items()):
-            rows = active.rows
             if active.logs:
-                active.log_attention(rows, out.cache.self_mask, out.self_attention, out.cross_attention)
+                active.log_attention(active.rows, out.cache.self_mask, out.self_attention, out.cross_attention)
             if active.beam is not None:
+                rows = active.rows
                 before = len(active.beam.finished)
                 parents = active.beam.step(logits[rows.start : rows.stop])
                 if active.logs:
                     active.finished_logs += [active.logs[f.parent].fork() for f in active.beam.finished[before:]]
                     active.logs = [active.logs[p].fork() for p in parents]
                 if active.beam.done:
-                    outcome.results[request_id] = active.finish_beam(self._context)
-                    outcome.tokens.extend((request_id, e) for e in active.events)
+                    results[request_id] = active.finish_beam(context)
+                    events.extend((request_id, e) for e in active.events)
                     self._kill(self._active.pop(request_id))
                 else:
-                    sources[request_id] = (rows, [rows.start + p for p in parents])
+                    beams[request_id] = (rows, [rows.start + p for p in parents])
                     active.last_tokens = active.beam.last_tokens(self.special.bos)
                 continue
-            event, reason = active.advance(self._context, chosen[rows.start], logprobs[rows.start])
-            outcome.tokens.append((request_id, event))
-            if reason is None:
-                sources[request_id] = (rows, None)  # no list per row and step: most steps move nothing
-            else:
-                outcome.results[request_id] = active.result(self._context, reason)
+            row = active.first_row
+            event, reason = active.advance(context, chosen[row], logprobs[row])
+            events.append((request_id, event))
+            if reason is not None:
+                results[request_id] = active.result(context, reason)
                 self._kill(self._active.pop(request_id))
         self._cache = out.cache  # no copy when the rows stay put
-        self._rearrange(sources)
+        self._rearrange(beams)
         if self._cache is not None:
             self._cache = self._cache.trim_left_padding()
 
     def _choose(self, logits: np.ndarray) -> list[int]:
         """Every row's next token: one arg-max for the batch, per row only sampling and penalties."""
         chosen: list[int] = logits.argmax(axis=-1).tolist()  # first maximum = lowest id on ties
-        for active in self._active.values():
+        for active in self._row_choosers.values():
             rules = self._rules(active.request)
-            if active.chooser is not None and (rules.active or not active.chooser.is_plain_greedy):
-                row = active.first_row
-                # transformers applies the rules to the raw logits before choosing (greedy and sampling).
-                scores = rules.apply(logits[row], active.generated, max_new_tokens=active.request.params.max_new_tokens)
-                chosen[row] = active.chooser.choose_token(scores, active.generated)
+            row = active.first_row
+            # transformers applies the rules to the raw logits before choosing (greedy and sampling).
+            scores = rules.apply(logits[row], active.generated, max_new_tokens=active.request.params.max_new_tokens)
+            assert active.chooser is not None  # noqa: S101 - only requests with a chooser are listed
+            chosen[row] = active.chooser.choose_token(scores, active.generated)
         return chosen
 
-    def _rearrange(self, sources: dict[str, tuple[range, list[int] | None]]) -> None:
-        """Apply this step's beam reordering and departures to the cache, copying as little as possible."""
+    def _rearrange(self, beams: dict[str, tuple[range, list[int]]]) -> None:
+        """Apply this step's beam reordering and departures to the cache, copying as little as possible.
+
+        `beams`: each surviving beam search's rows and the rows its next ones come from.
+        """
         assert self._cache is not None  # noqa: S101
-        moved = [(rows, source) for rows, source in sources.values() if source is not None and source != list(rows)]
-        resized = any(len(source) != len(rows) for rows, source in moved)
-        if resized:  # a beam search widened (its first step): one gather
-            order = sorted(sources, key=lambda request_id: sources[request_id][0].start)
-            gather = [list(rows) if source is None else source for rows, source in (sources[i] for i in order)]
-            self._cache = self._cache.filter([row for rows in gather for row in rows])
+        moved = [(rows, source) for rows, source in beams.values() if source != list(rows)]
+        if any(len(source) != len(rows) for rows, source in moved):  # a beam search widened (first step): one gather
+            order = sorted(self._active, key=lambda request_id: self._active[request_id].first_row)
+            gather: list[int] = []
+            for request_id in order:
+                beam = beams.get(request_id)
+                gather += [self._active[request_id].first_row] if beam is None else beam[1]
+            self._cache = self._cache.filter(gather)
             self._place(order)
             return
         for rows, source in moved:  # beams reorder within their own rows: copy just those, in place

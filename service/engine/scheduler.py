@@ -70,6 +70,10 @@ class Scheduler:
     _waiting: deque[PendingRequest] = field(default_factory=deque)
     _running: dict[str, PendingRequest] = field(default_factory=dict)  # insertion order = admission order
     _cancelled: dict[str, str] = field(default_factory=dict)
+    # Kept as requests start and leave, not summed over the running ones at every step (plan_step asks).
+    _reserved_rows: int = 0
+    _reserved_tokens: int = 0
+    _with_deadline: int = 0  # waiting or running requests that carry a deadline: none, no scan for drops
 
     @property
     def queue_depth(self) -> int:
@@ -81,11 +85,11 @@ class Scheduler:
 
     @property
     def reserved_rows(self) -> int:
-        return sum(r.rows for r in self._running.values())
+        return self._reserved_rows
 
     @property
     def reserved_tokens(self) -> int:
-        return sum(r.tokens for r in self._running.values())
+        return self._reserved_tokens
 
     @property
     def empty(self) -> bool:
@@ -97,6 +101,8 @@ class Scheduler:
             raise Overloaded(f"the queue is full ({self.policy.max_queue} waiting)", retry_after_s=1.0)
         request.enqueued_at = now
         self._waiting.append(request)
+        if request.deadline is not None:
+            self._with_deadline += 1
 
     def cancel(self, request_id: str, reason: str = "disconnect") -> bool:
         """Mark a waiting or running request; it leaves at the next plan_step. False if unknown."""
@@ -127,13 +133,23 @@ class Scheduler:
                 tokens += head.tokens
                 join.append(head)
                 self._running[head.id] = head
+            self._reserved_rows, self._reserved_tokens = rows, tokens
         return StepPlan(join=join, running=list(self._running), drop=drop, wait_s=wait_s)
 
     def finish_step(self, results: StepResults) -> None:
         """Release the finished requests' budgets."""
         for request_id in results.finished:
-            if self._running.pop(request_id, None) is not None:
+            request = self._running.pop(request_id, None)
+            if request is not None:
                 self._cancelled.pop(request_id, None)
+                self._release(request)
+
+    def _release(self, request: PendingRequest) -> None:
+        """Take a request that leaves the running set out of the reserved budgets."""
+        self._reserved_rows -= request.rows
+        self._reserved_tokens -= request.tokens
+        if request.deadline is not None:
+            self._with_deadline -= 1
 
     def drop_all(self) -> list[str]:
         """Forget every request (engine shutdown); returns their ids, running first."""
@@ -141,6 +157,7 @@ class Scheduler:
         self._running.clear()
         self._waiting.clear()
         self._cancelled.clear()
+        self._reserved_rows = self._reserved_tokens = self._with_deadline = 0
         return ids
 
     def _should_hold(self, now: float) -> bool:
@@ -152,6 +169,9 @@ class Scheduler:
         return now - self._waiting[0].enqueued_at < self.policy.max_wait_s
 
     def _collect_drops(self, now: float) -> list[Dropped]:
+        if not self._cancelled and not self._with_deadline:
+            return []  # the usual step: nothing to scan for
+
         def reason_for(request: PendingRequest) -> str | None:
             if request.id in self._cancelled:
                 return f"cancelled:{self._cancelled[request.id]}"
@@ -165,6 +185,7 @@ class Scheduler:
             if reason is not None:
                 drops.append(Dropped(request.id, reason, True))
                 del self._running[request.id]
+                self._release(request)
         kept: deque[PendingRequest] = deque()
         for request in self._waiting:
             reason = reason_for(request)
@@ -172,6 +193,8 @@ class Scheduler:
                 kept.append(request)
             else:
                 drops.append(Dropped(request.id, reason, False))
+                if request.deadline is not None:
+                    self._with_deadline -= 1
         self._waiting = kept
         for dropped in drops:
             self._cancelled.pop(dropped.id, None)

@@ -126,6 +126,7 @@ class EngineLoop:
 
     def _dispatch(self, outcome: StepOutcome, entries: dict[str, Entry]) -> None:
         now = time.monotonic()
+        observer = self._observer()  # once per step, not per token
         # One call_soon_threadsafe per event loop per step (not per token): each call wakes the loop
         # through its self-pipe and makes the two threads trade the GIL.
         batches: dict[asyncio.AbstractEventLoop, list[Callable[[], None]]] = {}
@@ -134,9 +135,9 @@ class EngineLoop:
             if entry is None:
                 continue
             if entry.last_token_at is None:
-                self._observer().on_first_token(now - entry.submitted_at)
+                observer.on_first_token(now - entry.submitted_at)
             else:
-                self._observer().on_token(now - entry.last_token_at)
+                observer.on_token(now - entry.last_token_at)
             entry.last_token_at = now
             handle = entry.handle
             if handle.stream:
@@ -145,7 +146,7 @@ class EngineLoop:
             entry = entries.get(request_id)
             if entry is None:
                 continue
-            self._observer().on_finish(len(entry.request.source_ids), len(result.token_ids))
+            observer.on_finish(len(entry.request.source_ids), len(result.token_ids))
             batches.setdefault(entry.handle.loop, []).append(functools.partial(entry.handle.finish, result))
         for loop, calls in batches.items():
             try:

@@ -106,3 +106,29 @@ def test_no_starvation_under_constant_arrivals() -> None:
         s.finish_step(StepResults(finished=running[:1]))  # one finishes per step
     assert admitted == [f"r{i}" for i in range(len(admitted))]  # strict FIFO
     assert len(admitted) >= 199
+
+
+def test_reserved_budgets_follow_every_way_in_and_out() -> None:
+    """The budgets are kept as requests start and leave (not summed each step): they must equal the sums
+    over the running requests after joins, finishes, cancellations, deadlines and drop_all."""
+    s = Scheduler(policy(max_batch_size=6, max_queue=20))
+    sizes = {"a": (1, 10), "b": (4, 50), "c": (1, 7), "d": (2, 30), "e": (1, 11)}
+    for name, (rows, tokens) in sizes.items():
+        s.add(req(name, rows=rows, tokens=tokens, deadline=3.0 if name in "ce" else None), now=0)
+
+    def step_and_check(now: float, running: set[str]) -> None:
+        assert set(s.plan_step(now=now).running) == running
+        assert s.reserved_rows == sum(sizes[n][0] for n in running)
+        assert s.reserved_tokens == sum(sizes[n][1] for n in running)
+
+    step_and_check(0.0, {"a", "b", "c"})  # d waits: 1 + 4 + 1 rows of 6
+    s.finish_step(StepResults(finished=["b", "unknown"]))
+    step_and_check(1.0, {"a", "c", "d", "e"})
+    assert s.cancel("a", "disconnect")
+    step_and_check(2.0, {"c", "d", "e"})
+    step_and_check(3.0, {"d"})  # c's and e's deadline
+    s.add(req("late", deadline=1.0), now=3.0)
+    plan = s.plan_step(now=4.0)
+    assert [d.id for d in plan.drop] == ["late"] and plan.running == ["d"]
+    assert s.drop_all() == ["d"]
+    assert (s.reserved_rows, s.reserved_tokens) == (0, 0)
