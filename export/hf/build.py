@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import tokenizers
 import torch
 import transformers
 
@@ -40,6 +41,7 @@ from export.model_dir import FORMAT, graph_signature, staged_directory, tool_ver
 logger = logging.getLogger(__name__)
 
 TOKENIZER = "tokenizer.json"
+TARGET_TOKENIZER = "target_tokenizer.json"  # the output side's, for a decoder with a vocabulary of its own
 # What the service accepts as `segmentation.language` (service/engine/segmentation.py).
 LANGUAGE_CODE = re.compile(r"[A-Za-z]{2,3}([-_][A-Za-z0-9]+)*")
 
@@ -136,6 +138,32 @@ def reference_tokenizer(directory: Path) -> Any:
         raise HfCheckpointError(f"{directory}: transformers cannot load the tokenizer: {error}") from error
 
 
+def numbered_alike(reference: Any, target: tokenizers.Tokenizer) -> list[str]:
+    """The target tokenizer's special tokens that transformers' tokenizer numbers as target_vocab.json does.
+
+    MarianTokenizer reads special-token text typed in a target ("</s>", "<pad>") at its source vocabulary's id
+    (its added tokens are numbered once, by vocab.json), which for a token at another target id is no id of the
+    decoder's: only the tokens both vocabularies number alike can be compared.
+    """
+    added = [t.content for t in target.get_added_tokens_decoder().values()]
+    return sorted(t for t in added if reference.convert_tokens_to_ids(t) == target.token_to_id(t))
+
+
+def check_output_specials(specials: dict[str, int], target: tokenizers.Tokenizer, *, where: Path) -> None:
+    """The decoder's special ids (config.json / generation_config.json) must be the target vocabulary's
+    </s> and <pad>, which the service skips when it decodes outputs.
+
+    Raises:
+        HfCheckpointError: naming the id and the target vocabulary's entry.
+    """
+    for name, token in (("eos", "</s>"), ("pad", "<pad>")):
+        entry = target.token_to_id(token)
+        if entry is not None and specials[name] != entry:
+            raise HfCheckpointError(
+                f"{where}: the decoder's {name} id {specials[name]} is not target_vocab.json's {token} ({entry})"
+            )
+
+
 def build_from_transformers(source: Path, config: ExportConfig, *, replace: bool = False) -> ImportResult:
     """Import a local Hugging Face checkpoint into a model directory at `config.out`.
 
@@ -153,6 +181,9 @@ def build_from_transformers(source: Path, config: ExportConfig, *, replace: bool
     hf_config = read_config(source)
     family = family_of(hf_config, where=source / "config.json")
     tokenizer = family.tokenizer(source, hf_config)
+    # Marian with separate vocabularies: outputs are the target vocabulary's ids (decoder embeddings, logits).
+    target_tokenizer = None if family.target_tokenizer is None else family.target_tokenizer(source, hf_config)
+    output_tokenizer = tokenizer if target_tokenizer is None else target_tokenizer
     checkpoint = load_model(source, hf_config)
     reference = reference_tokenizer(source)
     # Literal special-token text in an input is read as the token, as transformers' tokenizer reads it.
@@ -160,12 +191,18 @@ def build_from_transformers(source: Path, config: ExportConfig, *, replace: bool
     template: dict[str, Any] = {**around, "match_special_tokens": True}
     manifest_config = model_config(checkpoint, family.encoder_graph(checkpoint.model).eval())
     unk = tokenizer.token_to_id("<unk>")
-    try:  # as the service reads ids: at or above the model's vocab_size, <unk> (service/engine/tokenizer.py)
-        limit = None if unk is None else (manifest_config["vocab_size"], unk)
+    source_vocab_size = int(checkpoint.model.get_input_embeddings().weight.shape[0])  # the encoder's rows
+    try:  # as the service reads ids: at or above the encoder's vocab_size, <unk> (service/engine/tokenizer.py)
+        limit = None if unk is None else (source_vocab_size, unk)
         check_ids(reference, tokenizer, probe_texts(tokenizer), unknown=limit)
+        if target_tokenizer is not None:
+            texts = probe_texts(target_tokenizer, specials=numbered_alike(reference, target_tokenizer))
+            check_ids(reference, target_tokenizer, texts, target=True)
     except HfCheckpointError as error:
         raise ParityError(str(error)) from error
-    specials = special_tokens(checkpoint.generation, hf_config, unk=tokenizer.token_to_id("<unk>"))
+    specials = special_tokens(checkpoint.generation, hf_config, unk=output_tokenizer.token_to_id("<unk>"))
+    if target_tokenizer is not None:
+        check_output_specials(specials, target_tokenizer, where=source)
     generation = generation_fields(checkpoint.generation, hf_config, vocab_size=manifest_config["vocab_size"])
     unmatched = unmatched_specials(tokenizer)  # M2M100's codes when its tokenizer does not read them in text
     special = {t.content for t in tokenizer.get_added_tokens_decoder().values()} | set(unmatched)
@@ -196,6 +233,8 @@ def build_from_transformers(source: Path, config: ExportConfig, *, replace: bool
         if not report.passed:
             raise ParityError(f"the graphs differ from transformers: {report.to_manifest()}")
         tokenizer.save(str(staging / TOKENIZER))
+        if target_tokenizer is not None:
+            target_tokenizer.save(str(staging / TARGET_TOKENIZER))
         variants: dict[str, Any] = {
             "fp32": {"encoder": "encoder.onnx", "decoder": "decoder.onnx", "device": "cpu", "checked": True}
         }
@@ -215,6 +254,12 @@ def build_from_transformers(source: Path, config: ExportConfig, *, replace: bool
             )
             logger.info("int8 variant checked in %.1f s", time.perf_counter() - started)
         name, version = target.resolve().parent.name, target.resolve().name
+        # A decoder with a vocabulary of its own: tokenizer.json, `source_vocabulary` and the template are the
+        # source side's; target_tokenizer.json, `special_tokens` and config's vocab_size the outputs'.
+        two_sides: dict[str, Any] = {}
+        if target_tokenizer is not None:
+            source_vocabulary = {"size": source_vocab_size, "unk": unk}
+            two_sides = {"target_tokenizer": TARGET_TOKENIZER, "source_vocabulary": source_vocabulary}
         manifest = {
             "format": FORMAT,
             "name": name,
@@ -223,6 +268,7 @@ def build_from_transformers(source: Path, config: ExportConfig, *, replace: bool
             "config_fingerprint": None,
             "special_tokens": specials,
             "source_template": template,
+            **two_sides,
             "max_source_tokens": positions,
             "max_target_tokens": positions,
             "opset": config.opset,

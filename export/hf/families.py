@@ -15,7 +15,7 @@ from torch import nn
 from export.hf.bart_graphs import BartDecoderGraph, BartEncoderGraph, BartStyle
 from export.hf.checkpoint import HfCheckpointError
 from export.hf.t5_graphs import T5DecoderGraph, T5EncoderGraph
-from export.hf.tokenizer import fast_tokenizer, m2m100_tokenizer, marian_tokenizer
+from export.hf.tokenizer import fast_tokenizer, m2m100_tokenizer, marian_target_tokenizer, marian_tokenizer
 
 
 @dataclass(frozen=True)
@@ -25,6 +25,9 @@ class Family:
     decoder_graph: Callable[[Any], nn.Module]
     tokenizer: Callable[[Path, dict[str, Any]], tokenizers.Tokenizer]  # (directory, config.json) -> tokenizer.json
     needs: str  # what the Hugging Face directory must hold besides config.json and the weights (README)
+    # The output side's own tokenizer (target_tokenizer.json) when the decoder has a vocabulary of its own; a
+    # family without it, or returning None, has one tokenizer.json for sources and outputs alike.
+    target_tokenizer: Callable[[Path, dict[str, Any]], tokenizers.Tokenizer | None] | None = None
 
 
 MARIAN = BartStyle(positions="sinusoidal", pre_norm=False, layernorm_embedding=False, final_layer_norm=False)
@@ -38,7 +41,9 @@ FAMILIES: dict[str, Family] = {
         encoder_graph=lambda model: BartEncoderGraph(model, MARIAN),
         decoder_graph=lambda model: BartDecoderGraph(model, MARIAN),
         tokenizer=marian_tokenizer,
-        needs="source.spm, target.spm, vocab.json (one shared vocabulary; multilingual models' >>fra<< codes included)",
+        needs="source.spm, target.spm, vocab.json (multilingual models' >>fra<< codes included), and target_vocab.json "
+        "with separate vocabularies",
+        target_tokenizer=marian_target_tokenizer,
     ),
     "bart": Family(
         model_type="bart",

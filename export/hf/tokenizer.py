@@ -6,7 +6,9 @@ ids, and transformers has no fast tokenizer for them. The source SentencePiece m
 model's normalizer spec) whose vocabulary is laid out in vocab.json's order, so the ids come out right.
 Vocabulary entries the source model cannot produce (target-only pieces, language codes) are kept at
 their ids under a prefix no normalized text contains, so the Unigram never picks them; the decoder
-strips the prefix again. `check_ids` proves the result against the Hugging Face tokenizer before export.
+strips the prefix again. Marian with separate vocabularies gets a second tokenizer for its outputs, built the
+same way from target.spm and target_vocab.json. `check_ids` proves each against the Hugging Face tokenizer
+before export.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ UNMATCHED = UNREACHABLE * 2
 STAND_IN = "\ufffe"  # what an input's own U+FFFF becomes: also unknown to the model, so also <unk>
 NORMAL, USER_DEFINED = 1, 4  # SentencePiece piece types
 MARIAN_FILES = ("source.spm", "target.spm", "vocab.json")
+MARIAN_TARGET_VOCAB = "target_vocab.json"  # separate_vocabs: the output side's ids
 
 
 UNIGRAM, BPE = 1, 2  # SentencePiece model types
@@ -93,60 +96,80 @@ def marian_tokenizer(directory: Path, config: dict[str, Any]) -> tokenizers.Toke
     """Source side of a Marian checkpoint: source.spm's segmentation, vocab.json's ids.
 
     Raises:
-        HfCheckpointError: a file is missing or unreadable, or the vocabularies are separate.
+        HfCheckpointError: a file is missing or unreadable, or the vocabularies contradict config.json.
     """
-    refuse_separate_vocabularies(directory, config)
+    marian_separate_vocabularies(directory, config)  # refuses contradictory checkpoints before anything is read
     require_files(directory, MARIAN_FILES)
-    vocab = json.loads((directory / "vocab.json").read_text())
-    if not isinstance(vocab, dict):
-        raise HfCheckpointError(f"{directory / 'vocab.json'} must map pieces to ids")
-    if len(vocab) != int(config["vocab_size"]):
-        raise HfCheckpointError(
-            f"{directory / 'vocab.json'} has {len(vocab)} entries, config.json says vocab_size {config['vocab_size']}"
-        )
+    return marian_side(directory / "source.spm", directory / "vocab.json", size=int(config["vocab_size"]))
+
+
+def marian_target_tokenizer(directory: Path, config: dict[str, Any]) -> tokenizers.Tokenizer | None:
+    """Output side of a Marian checkpoint with separate vocabularies: target.spm's segmentation (what
+    MarianTokenizer's `text_target` uses), target_vocab.json's ids (the decoder's embedding rows and logits);
+    None when the vocabularies are shared (tokenizer.json then serves both sides, as vocab.json does).
+
+    Raises:
+        HfCheckpointError: a file is missing or unreadable, or its size is not config.json's decoder_vocab_size.
+    """
+    if not marian_separate_vocabularies(directory, config):
+        return None
+    require_files(directory, (*MARIAN_FILES, MARIAN_TARGET_VOCAB))
+    size = int(config.get("decoder_vocab_size") or config["vocab_size"])
+    return marian_side(directory / "target.spm", directory / MARIAN_TARGET_VOCAB, size=size)
+
+
+def marian_side(spm: Path, vocab_file: Path, *, size: int) -> tokenizers.Tokenizer:
+    """One side of a Marian checkpoint: `spm`'s segmentation numbered by `vocab_file`, of `size` entries.
+
+    Raises:
+        HfCheckpointError: the vocabulary is malformed or not `size` entries long.
+    """
+    vocab = json.loads(vocab_file.read_text())
+    if not isinstance(vocab, dict) or "<unk>" not in vocab:
+        raise HfCheckpointError(f"{vocab_file} must map pieces to ids, <unk> among them")
+    if len(vocab) != size:
+        raise HfCheckpointError(f"{vocab_file} has {len(vocab)} entries, config.json says {size}")
     # Multilingual Marian's target codes (">>fra<<"): the service reads one off the start of a source as
     # MarianTokenizer does (docs/model-directory.md, languages.in_source), so they only need their ids here.
     specials = [t for t in ("</s>", "<unk>", "<pad>") if t in vocab]
-    tokenizer = spm_with_vocab(read_spm(directory / "source.spm"), vocab, specials=specials)
+    tokenizer = spm_with_vocab(read_spm(spm), vocab, specials=specials)
     # MarianTokenizer.decode ends with str.strip(): every space at either end goes, not only the dummy prefix.
     tokenizer.decoder = decoders.Sequence([tokenizer.decoder, decoders.Replace(Regex(r"\A +| +\z"), "")])
     return tokenizer
 
 
-def refuse_separate_vocabularies(directory: Path, config: dict[str, Any]) -> None:
-    """Marian with a target vocabulary of its own (separate_vocabs: target_vocab.json, decoder_vocab_size) is
-    refused: the graphs could carry it (the decoder's ids and logits are the target's), but the model directory
-    has one tokenizer.json and one id space that the service uses both to encode sources and to decode outputs
-    (forced targets and bad words too); docs/model-directory.md says what supporting it would take.
+def marian_separate_vocabularies(directory: Path, config: dict[str, Any]) -> bool:
+    """Whether a Marian checkpoint has a target vocabulary of its own: MarianTokenizer decides by
+    tokenizer_config.json's `separate_vocabs` (it then reads target_vocab.json and target.spm for outputs).
 
     Raises:
-        HfCheckpointError: in one line, naming what says the vocabularies are separate.
+        HfCheckpointError: in one line, when config.json's decoder_vocab_size differs from vocab_size for a
+            tokenizer with one vocabulary: the decoder's ids would not be vocab.json's.
     """
     tokenizer_config = directory / "tokenizer_config.json"
     saved = json.loads(tokenizer_config.read_text()) if tokenizer_config.exists() else {}
+    separate = isinstance(saved, dict) and bool(saved.get("separate_vocabs"))
     vocab_size = config.get("vocab_size")
     decoder_vocab_size = config.get("decoder_vocab_size") or vocab_size  # MarianConfig's default: the same
-    reasons = []
-    if isinstance(saved, dict) and saved.get("separate_vocabs"):
-        reasons.append("tokenizer_config.json has separate_vocabs")
-    if (directory / "target_vocab.json").exists():
-        reasons.append("target_vocab.json exists")
-    if decoder_vocab_size != vocab_size:
-        reasons.append(f"config.json's decoder_vocab_size {decoder_vocab_size} != vocab_size {vocab_size}")
-    if reasons:
+    if not separate and decoder_vocab_size != vocab_size:
         raise HfCheckpointError(
-            f"{directory}: Marian with separate source and target vocabularies is not imported ({'; '.join(reasons)}): "
-            "atento's model directory has one tokenizer.json for sources and outputs alike (docs/model-directory.md)"
+            f"{directory}: config.json's decoder_vocab_size {decoder_vocab_size} != vocab_size {vocab_size}, but "
+            "tokenizer_config.json has no separate_vocabs: MarianTokenizer would number the outputs by vocab.json"
         )
+    return separate
 
 
-def probe_texts(tokenizer: tokenizers.Tokenizer, *, count: int = 300, seed: int = 0) -> list[str]:
-    """Texts to compare tokenizers on: the vocabulary's own pieces strung together, with Unicode odds."""
+def probe_texts(
+    tokenizer: tokenizers.Tokenizer, *, count: int = 300, seed: int = 0, specials: Sequence[str] | None = None
+) -> list[str]:
+    """Texts to compare tokenizers on: the vocabulary's own pieces strung together, with Unicode odds and
+    `specials`' text (default: every special token of `tokenizer`)."""
     rng = random.Random(seed)
     # Special tokens' text ("</s>", "__en__", "eng_Latn") is spliced in too: the service reads it as transformers'
     # tokenizer does (source_template.match_special_tokens), the token where it matches added tokens, else text.
     added = {t.content for t in tokenizer.get_added_tokens_decoder().values()}
-    specials = sorted(added | set(unmatched_specials(tokenizer)))
+    if specials is None:
+        specials = sorted(added | set(unmatched_specials(tokenizer)))
     pieces = [
         t for t in tokenizer.get_vocab() if not t.startswith(UNREACHABLE) and not t.startswith("<") and t not in added
     ]
@@ -163,21 +186,33 @@ def probe_texts(tokenizer: tokenizers.Tokenizer, *, count: int = 300, seed: int 
 
 
 def check_ids(
-    reference: Any, converted: tokenizers.Tokenizer, texts: Sequence[str], *, unknown: tuple[int, int] | None = None
+    reference: Any,
+    converted: tokenizers.Tokenizer,
+    texts: Sequence[str],
+    *,
+    unknown: tuple[int, int] | None = None,
+    target: bool = False,
 ) -> None:
     """reference(text).input_ids (without the EOS it appends) must equal the converted tokenizer's ids, read as
-    the service reads them: with `unknown` = (vocab_size, unk id), an id at or above vocab_size is unk.
+    the service reads them: with `unknown` = (vocab_size, unk id), an id at or above vocab_size is unk. With
+    `target`, the reference's output side is meant (`reference(text_target=text)`: Marian's target.spm and, with
+    separate vocabularies, target_vocab.json), and decoding those ids must give the reference's text too.
 
     Raises:
         HfCheckpointError: naming the first text that differs.
     """
     for text in texts:
-        want = list(reference(text, add_special_tokens=False).input_ids)
+        if target:
+            want = list(reference(text_target=text, add_special_tokens=False).input_ids)
+        else:
+            want = list(reference(text, add_special_tokens=False).input_ids)
         got = converted.encode(text, add_special_tokens=False).ids
         if unknown is not None:
             got = [unknown[1] if token >= unknown[0] else token for token in got]
         if want != got:
             raise HfCheckpointError(f"the converted tokenizer differs from transformers' on {text!r}: {got} != {want}")
+        if target and (ours := converted.decode(got)) != (theirs := reference.decode(want, skip_special_tokens=True)):
+            raise HfCheckpointError(f"the converted tokenizer decodes {want} as {ours!r}, transformers as {theirs!r}")
 
 
 def fast_tokenizer(directory: Path, config: dict[str, Any]) -> tokenizers.Tokenizer:

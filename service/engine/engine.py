@@ -23,7 +23,6 @@ from service.engine.decoding_rules import ModelGeneration
 from service.engine.errors import (
     InputTooLong,
     InvalidInput,
-    ModelLoadError,
     ModelNotReady,
 )
 from service.engine.executor import BatchExecutor, ModelShape, Request, SpecialIds
@@ -36,7 +35,7 @@ from service.engine.runner import OnnxRunner, Runner
 from service.engine.scheduler import BatchPolicy, PendingRequest, Scheduler
 from service.engine.settings import BatchingSettings, RuntimeSettings
 from service.engine.text_cache import TextMemo
-from service.engine.tokenizer import Tokenizer, UnknownIds, special_labels
+from service.engine.tokenizer import Tokenizer, load_tokenizers, special_labels
 from service.engine.types import AttentionSpec, EngineStats, GenerationParams, ModelInfo
 from service.engine.worker import EngineLoop, Entry
 
@@ -47,7 +46,8 @@ _STEP_JOIN_S = 30.0  # Engine.stop's longest wait for the worker's step in progr
 @dataclass
 class _Loaded:
     model: ModelFiles
-    tokenizer: Tokenizer
+    tokenizer: Tokenizer  # encodes sources
+    output_tokenizer: Tokenizer  # decodes outputs, encodes forced targets and bad words (the same one unless separate)
     runner: Runner
     provider: str
     executor: BatchExecutor = field(init=False)
@@ -57,6 +57,7 @@ class _Loaded:
     max_input_chars: int = field(init=False)  # longer inputs are refused before any tokenizing
     languages: ModelLanguages | None = field(init=False)  # manifest["languages"]: per-request source/target
     special_labels: dict[int, str] = field(init=False)  # ModelInfo.special_labels
+    output_labels: dict[int, str] | None = field(init=False)  # ModelInfo.output_labels
 
 
 RunnerFactory = Callable[[ModelFiles], Runner]
@@ -110,28 +111,17 @@ class Engine:
 
     def _load(self) -> _Loaded:
         model = load_model_directory(self.model_dir, variant=self.variant)
-        template = model.manifest.get("source_template") or {}  # imported models: docs/model-directory.md
         languages = ModelLanguages.from_manifest(model.manifest.get("languages"), where=str(model.directory / MANIFEST))
-        unk = model.special_tokens.get("unk")
-        match_special_tokens = template.get("match_special_tokens", False)
-        if not isinstance(match_special_tokens, bool):
-            where = model.directory / MANIFEST
-            raise ModelLoadError(f"{where}: source_template.match_special_tokens must be a boolean")
-        tokenizer = Tokenizer.from_file(
-            model.tokenizer,
-            eos_id=model.special_tokens["eos"],
-            prefix=template.get("prefix", ()),
-            suffix=template.get("suffix"),
-            unknown=None if unk is None else UnknownIds(vocab_size=model.vocab_size, unk_id=int(unk)),
-            leading_codes=languages.codes if languages is not None and languages.in_source else None,
-            match_special_tokens=match_special_tokens,
+        tokenizers = load_tokenizers(
+            model, leading_codes=languages.codes if languages is not None and languages.in_source else None
         )
+        tokenizer, output_tokenizer = tokenizers.source, tokenizers.output
         if self._runner_factory is not None:
             runner, provider = self._runner_factory(model), "custom"
         else:
             onnx = OnnxRunner(model, runtime=self.runtime, device=self.device)
             runner, provider = onnx, onnx.provider
-        loaded = _Loaded(model, tokenizer, runner, provider)
+        loaded = _Loaded(model, tokenizer, output_tokenizer, runner, provider)
         special = SpecialIds(
             pad=model.special_tokens["pad"], bos=model.special_tokens["bos"], eos=model.special_tokens["eos"]
         )
@@ -139,13 +129,16 @@ class Engine:
         generation = ModelGeneration.from_manifest(
             model.manifest, start=special.bos, eos=special.eos, where=str(model.directory / "manifest.json")
         )
-        loaded.executor = BatchExecutor(runner, tokenizer, special=special, shape=shape, generation=generation)
+        loaded.executor = BatchExecutor(runner, output_tokenizer, special=special, shape=shape, generation=generation)
         loaded.languages = languages
-        loaded.special_labels = special_labels(
-            tokenizer,
-            {*tokenizer.prefix, *tokenizer.suffix, *model.special_tokens.values()},
-            codes=languages.codes if languages is not None else {},
-        )
+        codes = languages.codes if languages is not None else {}
+        around = {*tokenizer.prefix, *tokenizer.suffix}
+        if tokenizers.separate:  # one id is a different entry on each side: a label map per side
+            loaded.special_labels = special_labels(tokenizer, around, codes=codes)
+            loaded.output_labels = special_labels(output_tokenizer, set(model.special_tokens.values()), codes={})
+        else:
+            loaded.special_labels = special_labels(tokenizer, {*around, *model.special_tokens.values()}, codes=codes)
+            loaded.output_labels = None
         loaded.encode = TextMemo(tokenizer.encode)
         loaded.texts = TextRules(
             guard=model.edit_guard if self.edit_guard else None,
@@ -215,6 +208,7 @@ class Engine:
             limits=self.batching.model_dump(),
             languages=None if loaded.languages is None else dataclasses.asdict(loaded.languages),
             special_labels=loaded.special_labels,
+            output_labels=loaded.output_labels,
         )
 
     def stats(self) -> EngineStats:
@@ -342,12 +336,12 @@ class Engine:
             params,
             loaded.executor.generation.rules,
             languages=loaded.languages,
-            tokenizer=loaded.tokenizer,
+            tokenizer=loaded.output_tokenizer,  # bad words are output ids
             vocab_size=model.vocab_size,
         )
         target_ids = None
         if forced_target is not None:
-            target_ids = loaded.tokenizer.encode_plain(forced_target)
+            target_ids = loaded.output_tokenizer.encode_plain(forced_target)
             if rules is not None and params.target_language is not None and rules.forced_bos is not None:
                 target_ids = [rules.forced_bos, *target_ids]  # the language code the model would start with
             if len(target_ids) + 1 > model.max_target_tokens:

@@ -42,6 +42,15 @@ Dim = int | str | None
 
 
 @dataclass(frozen=True)
+class SourceVocabulary:
+    """manifest["source_vocabulary"]: the encoder's own vocabulary (its size and <unk>), declared beside a
+    `target_tokenizer` when the decoder has another (Marian with separate vocabularies)."""
+
+    size: int
+    unk: int
+
+
+@dataclass(frozen=True)
 class TensorSpec:
     name: str
     dtype: str  # "int64" | "float32" | "bool"
@@ -67,6 +76,10 @@ class ModelFiles:
     sha256: Mapping[str, str]
     manifest: Mapping[str, Any]
     edit_guard: EditGuard | None = None  # manifest["edit_guard"], when declared
+    # manifest["target_tokenizer"]: the outputs' tokenizer when the decoder has a vocabulary of its own
+    # (`tokenizer` is then the source side's); None: `tokenizer` serves both sides.
+    target_tokenizer: Path | None = None
+    source_vocabulary: SourceVocabulary | None = None  # declared with target_tokenizer
     segmentation: SegmentationSpec | None = None  # manifest["segmentation"], when declared
 
     @property
@@ -174,6 +187,7 @@ def load_model_directory(directory: Path | str, *, variant: str | None = None) -
         paths[role] = directory / name
     if TOKENIZER not in files:
         raise ModelLoadError(f"{directory / TOKENIZER} has no sha256 in {MANIFEST}")
+    target_tokenizer, source_vocabulary = _output_side(manifest, files, directory=directory, where=where)
     config = _require(manifest, "config", dict, where)
     for key in ("vocab_size", "d_model", "n_heads", "n_encoder_layers", "n_decoder_layers"):
         _require(config, key, int, f"{where} config")
@@ -195,6 +209,8 @@ def load_model_directory(directory: Path | str, *, variant: str | None = None) -
         encoder=paths["encoder"],
         decoder=paths["decoder"],
         tokenizer=directory / TOKENIZER,
+        target_tokenizer=target_tokenizer,
+        source_vocabulary=source_vocabulary,
         config=config,
         special_tokens=special,
         max_source_tokens=_require(manifest, "max_source_tokens", int, where),
@@ -211,6 +227,28 @@ def load_model_directory(directory: Path | str, *, variant: str | None = None) -
             else SegmentationSpec.from_manifest(manifest["segmentation"], where=where)
         ),
     )
+
+
+def _output_side(
+    manifest: Mapping[str, Any], files: Mapping[str, Any], *, directory: Path, where: str
+) -> tuple[Path | None, SourceVocabulary | None]:
+    """The optional `target_tokenizer` (a file listed in `files`) and the `source_vocabulary` that must come with it.
+
+    Raises:
+        ModelLoadError: naming the field that is malformed, or one without the other.
+    """
+    name, vocabulary = manifest.get("target_tokenizer"), manifest.get("source_vocabulary")
+    if name is None and vocabulary is None:
+        return None, None
+    if not isinstance(name, str) or name not in files:
+        raise ModelLoadError(f"{where}: target_tokenizer must name a file listed in 'files', got {name!r}")
+    if not isinstance(vocabulary, dict):
+        raise ModelLoadError(f"{where}: source_vocabulary ({{'size', 'unk'}}) must come with target_tokenizer")
+    size = _require(vocabulary, "size", int, f"{where} source_vocabulary")
+    unk = _require(vocabulary, "unk", int, f"{where} source_vocabulary")
+    if not 0 <= unk < size:
+        raise ModelLoadError(f"{where}: source_vocabulary.unk {unk} is outside its size {size}")
+    return directory / name, SourceVocabulary(size=size, unk=unk)
 
 
 def expected_fixed_dims(model: ModelFiles) -> dict[str, dict[int, int]]:

@@ -1,4 +1,5 @@
-"""The service's tokenizer: `tokenizers` loaded from the model directory's tokenizer.json.
+"""The service's tokenizers: `tokenizers` loaded from the model directory's tokenizer.json (sources, and outputs
+unless the directory has a target_tokenizer.json for a decoder with a vocabulary of its own).
 
 Encodes with character offsets (EOS appended) and detokenizes incrementally for streaming.
 Imports only `tokenizers`; never model/.
@@ -14,6 +15,7 @@ from typing import Protocol
 import tokenizers
 
 from service.engine.errors import ModelLoadError
+from service.engine.model_dir import MANIFEST, ModelFiles
 
 
 @dataclass(frozen=True)
@@ -128,6 +130,59 @@ class Tokenizer:
 
     def detokenizer(self) -> IncrementalDetokenizer:
         return IncrementalDetokenizer(self)
+
+
+@dataclass(frozen=True)
+class ModelTokenizers:
+    """A model directory's two sides: `source` encodes inputs; `output` decodes generated ids (texts, streamed
+    pieces, stop sequences, token labels) and encodes what stands for output ids (forced targets, bad words).
+    They are one object unless the directory has a target_tokenizer (docs/model-directory.md)."""
+
+    source: Tokenizer
+    output: Tokenizer
+
+    @property
+    def separate(self) -> bool:
+        return self.output is not self.source
+
+
+def load_tokenizers(model: ModelFiles, *, leading_codes: Mapping[str, int] | None = None) -> ModelTokenizers:
+    """Both sides' tokenizers as the manifest describes them (source_template, special_tokens, target_tokenizer,
+    source_vocabulary).
+
+    Args:
+        model: the verified model directory.
+        leading_codes: target codes a source may start with (multilingual Marian's languages.in_source).
+
+    Raises:
+        ModelLoadError: a tokenizer file is invalid, or source_template.match_special_tokens is not a boolean.
+    """
+    template = model.manifest.get("source_template") or {}  # imported models: docs/model-directory.md
+    match_special_tokens = template.get("match_special_tokens", False)
+    if not isinstance(match_special_tokens, bool):
+        raise ModelLoadError(f"{model.directory / MANIFEST}: source_template.match_special_tokens must be a boolean")
+    unk = model.special_tokens.get("unk")
+    # special_tokens and config's vocab_size are the decoder's; the encoder's differ only with a target tokenizer.
+    output_unknown = None if unk is None else UnknownIds(vocab_size=model.vocab_size, unk_id=int(unk))
+    vocabulary = model.source_vocabulary
+    source = Tokenizer.from_file(
+        model.tokenizer,
+        eos_id=model.special_tokens["eos"],
+        prefix=template.get("prefix", ()),
+        suffix=template.get("suffix"),
+        unknown=output_unknown if vocabulary is None else UnknownIds(vocab_size=vocabulary.size, unk_id=vocabulary.unk),
+        leading_codes=leading_codes,
+        match_special_tokens=match_special_tokens,
+    )
+    if model.target_tokenizer is None:
+        return ModelTokenizers(source=source, output=source)
+    output = Tokenizer.from_file(
+        model.target_tokenizer,
+        eos_id=model.special_tokens["eos"],
+        unknown=output_unknown,
+        match_special_tokens=match_special_tokens,  # special-token text in a forced target, as in a source
+    )
+    return ModelTokenizers(source=source, output=output)
 
 
 def special_labels(tokenizer: Tokenizer, ids: Iterable[int], *, codes: Mapping[str, int]) -> dict[int, str]:

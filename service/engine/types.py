@@ -151,3 +151,6 @@ class ModelInfo:
     # Labels of the special ids a source or an output can hold without text of their own (the source
     # template's EOS and language code, the forced target code): what /attention shows for them.
     special_labels: Mapping[int, str] = field(default_factory=dict)
+    # The output side's labels when the decoder has a vocabulary of its own (a target tokenizer: one id is a
+    # different entry on each side); None: special_labels label outputs too.
+    output_labels: Mapping[int, str] | None = None

@@ -162,6 +162,7 @@ def attention_body(
     mean_heads: bool,
     encoding: str,
     labels: Mapping[int, str],
+    output_labels: Mapping[int, str] | None = None,
 ) -> dict[str, Any]:
     """Build the AttentionResponse dict (docs in service/http/schemas.py) from an engine result.
 
@@ -173,6 +174,8 @@ def attention_body(
         mean_heads: average the heads axis down to one.
         encoding: "json" (nested lists) or "base64" (float16 EncodedArray per layer).
         labels: the text of special ids that have none in the input or output (ModelInfo.special_labels).
+        output_labels: the output side's, when the decoder has a vocabulary of its own (ModelInfo.output_labels);
+            None: `labels` serve both sides.
 
     Returns:
         The response body; `encoder_tokens` labels the S axis and `decoder_tokens` the T axis of every entry.
@@ -211,6 +214,7 @@ def attention_body(
             query_len = int(np.shape(per_layer[layers[0]])[-2])
     # Decoder position 0 reads BOS, position i reads the token predicted at i - 1.
     # A token without text that is a known special (a forced target language code) reads as its entry.
-    read = ["<s>"] + [labels.get(t.id, t.text) if t.text == "" else t.text for t in result.tokens]
+    read_labels = labels if output_labels is None else output_labels
+    read = ["<s>"] + [read_labels.get(t.id, t.text) if t.text == "" else t.text for t in result.tokens]
     body["decoder_tokens"] = (read + [""] * query_len)[:query_len] if query_len else read[:-1] or ["<s>"]
     return body

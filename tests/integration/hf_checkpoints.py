@@ -69,30 +69,74 @@ def marian_checkpoint(directory: Path, *, seed: int = 0, codes: tuple[str, ...] 
     """A Marian (OPUS-MT layout) translator: separate source/target SentencePiece models, one vocab.json
     (</s> 0, <unk> 1, the pieces, a multilingual model's target `codes` such as ">>fra<<", <pad> last), pad
     as decoder start, `<pad>` a bad word."""
-    import torch
-    from transformers import GenerationConfig, MarianConfig, MarianMTModel
-
     directory.mkdir(parents=True, exist_ok=True)
     source = train_spm(corpus("plain_es", "number_es", "date_es", "plain_en"), vocab_size=300)
     target = train_spm(corpus("plain_en", "number_en", "date_en"), vocab_size=200)
     (directory / "source.spm").write_bytes(source)
     (directory / "target.spm").write_bytes(target)
-    vocab: dict[str, int] = {"</s>": 0, "<unk>": 1}
-    for piece in spm_pieces(source) + spm_pieces(target):
-        if piece not in vocab:
-            vocab[piece] = len(vocab)
-    for code in codes:
-        vocab[code] = len(vocab)
-    pad = len(vocab)
-    vocab["<pad>"] = pad
+    vocab = _marian_vocab(spm_pieces(source) + spm_pieces(target), codes=codes)
     (directory / "vocab.json").write_text(json.dumps(vocab, ensure_ascii=False))
     (directory / "tokenizer_config.json").write_text(
         json.dumps({"tokenizer_class": "MarianTokenizer", "source_lang": "es", "target_lang": "en"})
     )
+    _save_tiny_marian(directory, vocab_size=len(vocab), decoder_vocab_size=len(vocab), pad=vocab["<pad>"], seed=seed)
+    return directory
+
+
+def marian_separate_vocabs_checkpoint(directory: Path, *, seed: int = 0) -> Path:
+    """A Marian translator with separate vocabularies (OPUS-MT's `separate_vocabs`): vocab.json numbers
+    source.spm's pieces, target_vocab.json target.spm's (each </s> 0, <unk> 1, the pieces, <pad> last), so one
+    id is a different piece on each side; the encoder and decoder embeddings are separate and of different
+    sizes (config.json's vocab_size 300, decoder_vocab_size 180). The target's <pad> is the decoder start and
+    config's pad id (below both sizes, as MarianMTModel's embeddings require) and a bad word."""
+    directory.mkdir(parents=True, exist_ok=True)
+    source = train_spm(corpus("plain_es", "number_es", "date_es"), vocab_size=300)
+    target = train_spm(corpus("plain_en", "number_en", "date_en"), vocab_size=180)
+    (directory / "source.spm").write_bytes(source)
+    (directory / "target.spm").write_bytes(target)
+    vocab, target_vocab = _marian_vocab(spm_pieces(source)), _marian_vocab(spm_pieces(target))
+    (directory / "vocab.json").write_text(json.dumps(vocab, ensure_ascii=False))
+    (directory / "target_vocab.json").write_text(json.dumps(target_vocab, ensure_ascii=False))
+    (directory / "tokenizer_config.json").write_text(
+        json.dumps(
+            {"tokenizer_class": "MarianTokenizer", "source_lang": "es", "target_lang": "en", "separate_vocabs": True}
+        )
+    )
+    _save_tiny_marian(
+        directory,
+        vocab_size=len(vocab),
+        decoder_vocab_size=len(target_vocab),
+        pad=target_vocab["<pad>"],
+        seed=seed,
+        share_embeddings=False,
+    )
+    return directory
+
+
+def _marian_vocab(pieces: list[str], *, codes: tuple[str, ...] = ()) -> dict[str, int]:
+    """OPUS-MT's vocab.json layout: </s> 0, <unk> 1, the pieces (each once), language `codes`, <pad> last."""
+    vocab: dict[str, int] = {"</s>": 0, "<unk>": 1}
+    for piece in pieces:
+        if piece not in vocab:
+            vocab[piece] = len(vocab)
+    for code in codes:
+        vocab[code] = len(vocab)
+    vocab["<pad>"] = len(vocab)
+    return vocab
+
+
+def _save_tiny_marian(
+    directory: Path, *, vocab_size: int, decoder_vocab_size: int, pad: int, seed: int, share_embeddings: bool = True
+) -> None:
+    """A random MarianMTModel (EOS 0, `pad` as decoder start and a bad word) saved into `directory`."""
+    import torch
+    from transformers import GenerationConfig, MarianConfig, MarianMTModel
+
     torch.manual_seed(seed)
     config = MarianConfig(
-        vocab_size=len(vocab),
-        decoder_vocab_size=len(vocab),
+        vocab_size=vocab_size,
+        decoder_vocab_size=decoder_vocab_size,
+        share_encoder_decoder_embeddings=share_embeddings,
         d_model=32,
         encoder_layers=2,
         decoder_layers=2,
@@ -123,7 +167,6 @@ def marian_checkpoint(directory: Path, *, seed: int = 0, codes: tuple[str, ...] 
         no_repeat_ngram_size=3,  # a random model repeats itself; also exercises the rule
     )
     model.save_pretrained(directory)
-    return directory
 
 
 def _byte_bpe(

@@ -121,6 +121,7 @@ async def attention(request: Request, body: AttentionRequest) -> Response:
                 mean_heads=body.mean_heads,
                 encoding=body.format,
                 labels=engine.info.special_labels,
+                output_labels=engine.info.output_labels,
             )
 
         return await render_json(build, offload=True)  # proportional to the selection: never on the loop

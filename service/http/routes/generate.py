@@ -156,6 +156,7 @@ def response_body(engine: EngineClient, text: str, p: GenerateParameters, result
             mean_heads=False,
             encoding="json",
             labels=engine.info.special_labels,
+            output_labels=engine.info.output_labels,
         )
     return body
 

@@ -4,6 +4,7 @@ anything is loaded or written."""
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -56,27 +57,66 @@ def test_missing_weights_are_named(tmp_path: Path, capsys: pytest.CaptureFixture
     assert code == 2 and err.startswith(f"error: {source / 'model.safetensors'} is missing")
 
 
-@pytest.mark.parametrize(
-    ("files", "config", "reason"),
-    [
-        ({"tokenizer_config.json": {"separate_vocabs": True}}, {}, "tokenizer_config.json has separate_vocabs"),
-        ({"target_vocab.json": {"</s>": 0, "<unk>": 1}}, {}, "target_vocab.json exists"),
-        ({}, {"decoder_vocab_size": 12}, "config.json's decoder_vocab_size 12 != vocab_size 10"),
-    ],
-    ids=["tokenizer-config", "target-vocab", "decoder-vocab-size"],
-)
-def test_marian_separate_vocabularies_refused_in_one_line(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], files: dict[str, object], config: dict[str, object], reason: str
+def test_marian_decoder_vocab_size_without_separate_vocabs_is_refused_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """Refused before anything else is read (no source.spm here), saying why and what says so."""
+    """A decoder vocabulary of another size with one vocab.json: refused before anything else is read (no
+    source.spm here), as MarianTokenizer would number the outputs by vocab.json."""
     source = tmp_path / "hf"
     source.mkdir()
-    (source / "config.json").write_text(json.dumps({"model_type": "marian", "vocab_size": 10, **config}))
-    for name, content in files.items():
-        (source / name).write_text(json.dumps(content))
+    (source / "config.json").write_text(
+        json.dumps({"model_type": "marian", "vocab_size": 10, "decoder_vocab_size": 12})
+    )
     code, err = _run(source, tmp_path, capsys)
     assert code == 2 and "\n" not in err
     assert err == (
-        f"error: {source}: Marian with separate source and target vocabularies is not imported ({reason}): "
-        "atento's model directory has one tokenizer.json for sources and outputs alike (docs/model-directory.md)"
+        f"error: {source}: config.json's decoder_vocab_size 12 != vocab_size 10, but tokenizer_config.json has no "
+        "separate_vocabs: MarianTokenizer would number the outputs by vocab.json"
     )
+
+
+@pytest.fixture(scope="module")
+def separate_vocabs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from tests.integration.hf_checkpoints import marian_separate_vocabs_checkpoint
+
+    return marian_separate_vocabs_checkpoint(tmp_path_factory.mktemp("marian-vocabs") / "hf")
+
+
+def _copy(checkpoint: Path, tmp_path: Path) -> Path:
+    return Path(shutil.copytree(checkpoint, tmp_path / "hf"))
+
+
+def test_marian_separate_vocabularies_need_target_vocab_json(
+    separate_vocabs: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    source = _copy(separate_vocabs, tmp_path)
+    (source / "target_vocab.json").unlink()
+    capsys.readouterr()
+    code, err = _run(source, tmp_path, capsys)
+    assert code == 2 and err == f"error: {source / 'target_vocab.json'} is missing"
+
+
+def test_marian_target_vocabulary_must_be_the_decoders_size(
+    separate_vocabs: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    source = _copy(separate_vocabs, tmp_path)
+    target_vocab = json.loads((source / "target_vocab.json").read_text())
+    del target_vocab["<pad>"]
+    (source / "target_vocab.json").write_text(json.dumps(target_vocab))
+    code, err = _run(source, tmp_path, capsys)
+    size = len(target_vocab) + 1
+    assert code == 2 and err == (
+        f"error: {source / 'target_vocab.json'} has {size - 1} entries, config.json says {size}"
+    )
+
+
+def test_marian_decoder_special_ids_must_be_the_target_vocabularys(
+    separate_vocabs: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The decoder's EOS from generation_config.json is checked against target_vocab.json's </s>: outputs end and
+    are decoded by the target vocabulary."""
+    source = _copy(separate_vocabs, tmp_path)
+    generation = json.loads((source / "generation_config.json").read_text())
+    (source / "generation_config.json").write_text(json.dumps({**generation, "eos_token_id": 5}))
+    code, err = _run(source, tmp_path, capsys)
+    assert code == 2 and err.endswith(f"{source}: the decoder's eos id 5 is not target_vocab.json's </s> (0)")
