@@ -189,6 +189,8 @@ def build_from_transformers(source: Path, config: ExportConfig, *, replace: bool
     # Literal special-token text in an input is read as the token, as transformers' tokenizer reads it.
     around = source_template(reference)
     template: dict[str, Any] = {**around, "match_special_tokens": True}
+    if checkpoint.model_type == "marian":  # MarianTokenizer reads ">>...<<" first in any text as one token
+        template["leading_code"] = True
     manifest_config = model_config(checkpoint, family.encoder_graph(checkpoint.model).eval())
     unk = tokenizer.token_to_id("<unk>")
     source_vocab_size = int(checkpoint.model.get_input_embeddings().weight.shape[0])  # the encoder's rows

@@ -118,7 +118,9 @@ class Tokenizer:
         return max((len(token) for token in self._tok.get_vocab(with_added_tokens=True)), default=1)
 
     def encode_plain(self, text: str) -> list[int]:
-        return self._known(list(self._tok.encode(text, add_special_tokens=False).ids))
+        """Ids without prefix or suffix (a forced target, a bad word), a leading code read as encode reads it."""
+        code_ids, start = self._leading_code(text)
+        return [*code_ids, *self._known(list(self._tok.encode(text[start:], add_special_tokens=False).ids))]
 
     def token_text(self, token_id: int) -> str | None:
         """The vocabulary entry of `token_id` ("</s>", "eng_Latn"), None for an id the tokenizer lacks."""
@@ -155,12 +157,20 @@ def load_tokenizers(model: ModelFiles, *, leading_codes: Mapping[str, int] | Non
         leading_codes: target codes a source may start with (multilingual Marian's languages.in_source).
 
     Raises:
-        ModelLoadError: a tokenizer file is invalid, or source_template.match_special_tokens is not a boolean.
+        ModelLoadError: a tokenizer file is invalid, or source_template.match_special_tokens or leading_code is not
+            a boolean.
     """
     template = model.manifest.get("source_template") or {}  # imported models: docs/model-directory.md
     match_special_tokens = template.get("match_special_tokens", False)
     if not isinstance(match_special_tokens, bool):
         raise ModelLoadError(f"{model.directory / MANIFEST}: source_template.match_special_tokens must be a boolean")
+    # Marian: MarianTokenizer reads ">>...<<" at the very start of any text, source or target, as one token (a
+    # language code's id, else <unk>), multilingual or not.
+    leading_code = template.get("leading_code", False)
+    if not isinstance(leading_code, bool):
+        raise ModelLoadError(f"{model.directory / MANIFEST}: source_template.leading_code must be a boolean")
+    if leading_codes is None and leading_code:
+        leading_codes = {}
     unk = model.special_tokens.get("unk")
     # special_tokens and config's vocab_size are the decoder's; the encoder's differ only with a target tokenizer.
     output_unknown = None if unk is None else UnknownIds(vocab_size=model.vocab_size, unk_id=int(unk))
@@ -180,6 +190,8 @@ def load_tokenizers(model: ModelFiles, *, leading_codes: Mapping[str, int] | Non
         model.target_tokenizer,
         eos_id=model.special_tokens["eos"],
         unknown=output_unknown,
+        # The source vocabulary's language codes are no target ids: a leading code in a target is <unk>.
+        leading_codes={} if leading_code else None,
         match_special_tokens=match_special_tokens,  # special-token text in a forced target, as in a source
     )
     return ModelTokenizers(source=source, output=output)

@@ -104,3 +104,16 @@ def test_a_malformed_output_side_is_a_startup_error_naming_the_field(
     with pytest.raises(ModelLoadError, match="manifest.json") as error:
         load_model_directory(write_model(tmp_path, **fields))
     assert message in str(error.value)
+
+
+def test_a_leading_code_is_one_token_on_both_sides_when_the_template_says_so(tmp_path: Path) -> None:
+    """Marian (source_template.leading_code): ">>...<<" first in a source or a forced target is one token, <unk>
+    unless it is a code of the model's languages, as MarianTokenizer reads it; without the field, text as before."""
+    template = {"prefix": [], "suffix": [0], "match_special_tokens": True, "leading_code": True}
+    sides = load_tokenizers(load_model_directory(write_model(tmp_path, **TWO_SIDES, source_template=template)))
+    assert sides.source.encode(">>xx<<hola")[0] == [1, 3, 0]
+    assert sides.source.encode("hola>>xx<<")[0] == [1, 0]  # not first: part of a word (unknown here)
+    assert sides.output.encode_plain(">>xx<<hello") == [1, 3]
+    plain = load_tokenizers(load_model_directory(write_model(tmp_path / "plain", **TWO_SIDES)))
+    assert plain.source.encode(">>xx<<hola")[0] == [1, 0]  # one unknown word
+    assert plain.output.encode_plain(">>xx<<hello") == [1]
