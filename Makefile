@@ -35,7 +35,7 @@ $(VENV)/.service-installed: pyproject.toml | $(PY)
 
 # Everything: training, export, service, tests, benchmarks.
 $(VENV)/.dev-installed: pyproject.toml | $(PY)
-	$(PY) -m pip install --quiet -e ".[service,train,export,hf,test,bench]"
+	$(PY) -m pip install --quiet -e ".[service,train,export,hf,test,bench,openvino]"
 	# bertviz declares transformers as a dependency but its views need only torch and IPython;
 	# without dependencies it cannot pull a different transformers (or its pins) than the hf extra's.
 	$(PY) -m pip install --quiet --no-deps "bertviz==1.4.1"

@@ -29,6 +29,7 @@ from service.engine.executor import BatchExecutor, ModelShape, Request, SpecialI
 from service.engine.handle import RequestHandle
 from service.engine.model_dir import MANIFEST, ModelFiles, load_model_directory
 from service.engine.observer import EngineObserver, NoObserver
+from service.engine.openvino_runner import OpenVinoRunner
 from service.engine.pieces import JoinedHandle, TextRules
 from service.engine.request_rules import ModelLanguages, request_rules, with_languages
 from service.engine.runner import OnnxRunner, Runner
@@ -118,6 +119,9 @@ class Engine:
         tokenizer, output_tokenizer = tokenizers.source, tokenizers.output
         if self._runner_factory is not None:
             runner, provider = self._runner_factory(model), "custom"
+        elif self.runtime.backend == "openvino":  # the openvino package is imported only now
+            openvino = OpenVinoRunner(model, runtime=self.runtime, device=self.device)
+            runner, provider = openvino, openvino.provider
         else:
             onnx = OnnxRunner(model, runtime=self.runtime, device=self.device)
             runner, provider = onnx, onnx.provider

@@ -1,4 +1,4 @@
-"""The engine's settings: batching limits and onnxruntime session options (plain pydantic models).
+"""The engine's settings: batching limits and the runtime's options (plain pydantic models).
 
 `service/http/settings.py` nests these in the environment-driven ServiceSettings; nothing here reads env.
 """
@@ -36,8 +36,28 @@ class BatchingSettings(BaseModel):
 class RuntimeSettings(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
+    # Which library runs the model directory's ONNX graphs, chosen once at startup; the HTTP layer and the
+    # engine's batching are the same either way. OpenVINO (the `openvino` extra) is there for bf16 on
+    # CPUs with AVX512-BF16 or AMX: onnxruntime's CPU provider has no bf16 MatMul on x86
+    # (BENCHMARKS.md#issue-23-an-openvino-runtime-bf16-where-the-cpu-has-it).
+    backend: Literal["onnxruntime", "openvino"] = Field(
+        "onnxruntime",
+        description="The library that runs the graphs: onnxruntime, or openvino (CPU only; needs the openvino "
+        "extra). Both run the same model directory and variant.",
+    )
+    # f32 keeps every backend's outputs within float rounding of each other; bf16 trades about two decimal
+    # digits of the logits for speed, so it is asked for, never chosen by the CPU alone.
+    inference_precision: Literal["f32", "bf16"] = Field(
+        "f32",
+        description="The precision the graphs' float arithmetic runs at (OpenVINO's INFERENCE_PRECISION_HINT): "
+        "f32, or bf16 (backend openvino only, on a CPU with AVX512-BF16 or AMX; a startup error elsewhere).",
+    )
     intra_op_threads: int = Field(
-        0, ge=0, le=1024, description="onnxruntime threads per operator; 0 = onnxruntime's default (one per core)."
+        0,
+        ge=0,
+        le=1024,
+        description="Threads per operator (onnxruntime's intra-op threads, OpenVINO's INFERENCE_NUM_THREADS); "
+        "0 = the runtime's default (one per core).",
     )
     inter_op_threads: int = Field(
         0, ge=0, le=1024, description="onnxruntime threads across operators (needs intra_op_threads); 0 = default."
@@ -61,11 +81,13 @@ class RuntimeSettings(BaseModel):
     )
     # Per-session pools: spinning intra-op threads of the idle session steal a core from the busy one
     # while the encoder and decoder alternate (BENCHMARKS.md#first-runs-decoder-spinning-batching-optimizations).
-    allow_spinning: bool = Field(False, description="The encoder's own thread pool spins while idle.")
+    allow_spinning: bool = Field(False, description="onnxruntime: the encoder's own thread pool spins while idle.")
     # Off too: with few cores the spinning decoder threads compete with the Python step loop and
     # other processes (BENCHMARKS.md#first-runs-decoder-spinning-batching-optimizations). Turn on only
     # with cores to spare.
-    decoder_allow_spinning: bool = Field(False, description="The decoder's own thread pool spins while idle.")
+    decoder_allow_spinning: bool = Field(
+        False, description="onnxruntime: the decoder's own thread pool spins while idle."
+    )
     io_binding: bool = Field(
         True, description="CUDA only: keep the cross-attention keys and values on the GPU between steps."
     )
@@ -75,4 +97,13 @@ class RuntimeSettings(BaseModel):
         if self.inter_op_threads > 0 and self.intra_op_threads == 0:
             # Not an error in onnxruntime, but almost always a misconfiguration worth failing loudly.
             raise ValueError("set intra_op_threads when setting inter_op_threads")
+        return self
+
+    @model_validator(mode="after")
+    def _check_precision(self) -> RuntimeSettings:
+        if self.inference_precision == "bf16" and self.backend != "openvino":
+            raise ValueError(
+                "inference_precision bf16 needs backend openvino: onnxruntime's CPU provider has no bf16 MatMul "
+                "on x86 (set ATENTO_RUNTIME__BACKEND=openvino, or inference_precision f32)"
+            )
         return self

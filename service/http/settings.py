@@ -153,7 +153,10 @@ class ServiceSettings(BaseSettings):
     )
     static_dir: Path | None = Field(None, description="The web viewer's files; null = service/static.")
     batching: BatchingSettings = Field(default_factory=BatchingSettings, description="Continuous batching limits.")
-    runtime: RuntimeSettings = Field(default_factory=RuntimeSettings, description="onnxruntime session options.")
+    runtime: RuntimeSettings = Field(
+        default_factory=RuntimeSettings,
+        description="The library that runs the graphs (onnxruntime or OpenVINO), its precision and threads.",
+    )
     server: ServerSettings = Field(default_factory=ServerSettings, description="uvicorn's connection limits.")
 
     @field_validator("models", mode="before")
