@@ -1,5 +1,6 @@
 """`python -m service.engine.evaluate`: exact match per category of a served model directory, with its
-edit guard off (the model alone) and on (what users get), greedy decoding through the engine.
+edit guard off (the model alone) and on (what users get), greedy decoding through the engine, on
+onnxruntime or OpenVINO (`--backend`, `--inference-precision`: a runtime's figures beside onnxruntime fp32's).
 
 The test set is a JSON-lines file of {"source", "target", "category"} (`python -m model.evaluate
 --write-test-set`). Imports only the engine: no torch, no HTTP.
@@ -18,8 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from service.engine.engine import Engine
-from service.engine.errors import ServingError
-from service.engine.settings import BatchingSettings
+from service.engine.errors import ModelLoadError, ServingError
+from service.engine.settings import BatchingSettings, RuntimeSettings
 from service.engine.types import GenerationParams
 
 # Requests in flight at once: enough to fill the batch, well under the engine's queue.
@@ -61,10 +62,18 @@ async def generate_all(engine: Engine, cases: Sequence[Case], max_new_tokens: in
     return outputs
 
 
-async def evaluate(model_dir: Path, cases: Sequence[Case], *, edit_guard: bool, variant: str | None) -> list[str]:
+async def evaluate(
+    model_dir: Path,
+    cases: Sequence[Case],
+    *,
+    edit_guard: bool,
+    variant: str | None,
+    runtime: RuntimeSettings | None = None,
+) -> list[str]:
     engine = Engine(
         model_dir,
         variant=variant,
+        runtime=runtime,
         batching=BatchingSettings(max_queue=4 * IN_FLIGHT),
         edit_guard=edit_guard,
     )
@@ -89,6 +98,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--data", required=True, help="test set as JSON lines (python -m model.evaluate --write-test-set)"
     )
     parser.add_argument("--variant", default=None, help="fp32 | int8 | fp16 (default: the manifest's default)")
+    parser.add_argument(
+        "--backend",
+        choices=("onnxruntime", "openvino"),
+        default="onnxruntime",
+        help="the library that runs the graphs, as ATENTO_RUNTIME__BACKEND (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--inference-precision",
+        choices=("f32", "bf16"),
+        default="f32",
+        help="f32, or bf16 (openvino on a CPU with bf16): ATENTO_RUNTIME__INFERENCE_PRECISION (default: %(default)s)",
+    )
     parser.add_argument("--errors", type=int, default=3, help="wrong outputs to show per category (default: 3)")
     parser.add_argument(
         "--update-manifest",
@@ -98,12 +119,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     model_dir = Path(args.model_dir)
     cases = read_cases(Path(args.data))
+    try:
+        runtime = RuntimeSettings(backend=args.backend, inference_precision=args.inference_precision)
+    except ValueError as error:  # pydantic's ValidationError: bf16 asked of onnxruntime
+        parser.error(str(error))
     started = time.perf_counter()
-    raw = asyncio.run(evaluate(model_dir, cases, edit_guard=False, variant=args.variant))
-    guarded = asyncio.run(evaluate(model_dir, cases, edit_guard=True, variant=args.variant))
+    try:
+        raw = asyncio.run(evaluate(model_dir, cases, edit_guard=False, variant=args.variant, runtime=runtime))
+        guarded = asyncio.run(evaluate(model_dir, cases, edit_guard=True, variant=args.variant, runtime=runtime))
+    except ModelLoadError as error:  # a variant, backend or precision this machine cannot load: say which
+        sys.stderr.write(f"{parser.prog}: cannot load {model_dir}: {error}\n")
+        return 2
     report = {
         "test_set": str(args.data),
         "variant": args.variant,
+        "backend": runtime.backend,
+        "inference_precision": runtime.inference_precision,
         "decoding": "greedy",
         "exact_match_guard_off": exact_match(cases, raw),
         "exact_match_guard_on": exact_match(cases, guarded),

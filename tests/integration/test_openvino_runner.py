@@ -9,6 +9,7 @@ most 9.5e-6 and 1.7e-5, attention (encoder, decoder, cross) by 3.5e-6, cross key
 from __future__ import annotations
 
 import asyncio
+import json
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -179,3 +180,24 @@ def test_bf16_runs_at_bf16_and_keeps_the_greedy_choice(model, onnxruntime, sourc
     # the base model, BENCHMARKS.md), not enough to change the first token of these sources.
     assert float(np.abs(got - want).max()) < 0.05 * float(want.max() - want.min())
     np.testing.assert_array_equal(got.argmax(axis=-1), want.argmax(axis=-1))
+
+
+def test_evaluate_runs_on_openvino_and_refuses_what_cannot_run(tmp_path, capsys):
+    from service.engine import evaluate
+
+    data = tmp_path / "cases.jsonl"
+    data.write_text(
+        '{"source": "veintiún años", "target": "21 años", "category": "cardinal_es"}\n'
+        '{"source": "I saw one of them.", "target": "I saw one of them.", "category": "copy_en"}\n',
+        encoding="utf-8",
+    )
+    assert evaluate.main(["--data", str(data), "--backend", "openvino", "--errors", "0"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert (report["backend"], report["inference_precision"], report["examples"]) == ("openvino", "f32", 2)
+    assert report["exact_match_guard_off"].keys() == {"cardinal_es", "copy_en"}
+    with pytest.raises(SystemExit):  # argparse's error: bf16 is OpenVINO's
+        evaluate.main(["--data", str(data), "--inference-precision", "bf16"])
+    assert "bf16 needs backend openvino" in capsys.readouterr().err
+    if not HAS_BF16:
+        assert evaluate.main(["--data", str(data), "--backend", "openvino", "--inference-precision", "bf16"]) == 2
+        assert "this CPU" in capsys.readouterr().err
