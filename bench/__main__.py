@@ -1,7 +1,8 @@
 """`python -m bench` (`make bench`): every benchmark of issue 8, measured A/B-alternating in one run,
 printed as a Markdown table and written as JSON. `--quick` for fewer rounds and sizes; select
 benchmarks with --batching, --peers, --http (with memory), --attention, --int8, --hardware, --marian
-(an imported Hugging Face Marian against CTranslate2's converter of the same directory).
+(an imported Hugging Face Marian against CTranslate2's converter of the same directory), --openvino
+(the OpenVINO backend at f32, and bf16 where the CPU has it, against onnxruntime fp32).
 A figure whose prerequisite is missing (the training checkpoint, a GPU) is skipped with one line
 saying what to run to get it; everything else still runs.
 """
@@ -21,12 +22,12 @@ from pathlib import Path
 
 import torch
 
-from bench import batching, engine_variants, hardware, http_path, marian, peers
+from bench import batching, engine_variants, hardware, http_path, marian, peers, runtimes
 from bench.models import BASE_NEW_TOKENS, base_sources, load_base_model, load_bundled_model
 from bench.report import Figure, machine, markdown, write_json
 from bench.workload import THREADS, bundled_texts
 
-BENCHMARKS = ("batching", "peers", "http", "attention", "int8", "hardware", "marian")
+BENCHMARKS = ("batching", "peers", "http", "attention", "int8", "hardware", "marian", "openvino")
 DEFAULT_CHECKPOINT = Path("runs/normalize")
 
 
@@ -64,6 +65,10 @@ def skipped_figures(chosen: Sequence[str], args: argparse.Namespace) -> list[Ski
         skipped.append(
             Skipped("fp16 / fp32 on a GPU (--int8)", "a CUDA device and its own tool", "python -m bench.gpu")
         )
+    # A CPU without bf16 is not something to install: the OpenVINO f32 figures say bf16 was not measured.
+    if "openvino" in chosen and not runtimes.openvino_installed():
+        figure = "the OpenVINO backend against onnxruntime (--openvino)"
+        skipped.append(Skipped(figure, "the openvino package", "pip install 'atento[openvino]'"))
     return skipped
 
 
@@ -82,7 +87,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         default=DEFAULT_CHECKPOINT,
         help="the bundled model's checkpoint (PyTorch and CTranslate2 need the weights)",
     )
-    parser.add_argument("--models", default="bundled,base", help="--peers models: bundled, base or both")
+    parser.add_argument("--models", default="bundled,base", help="--peers and --openvino models: bundled, base or both")
     parser.add_argument(
         "--decoder-spinning",
         choices=("default", "on", "off"),
@@ -162,6 +167,26 @@ async def run(args: argparse.Namespace) -> list[Figure]:
         with tempfile.TemporaryDirectory(prefix="atento-bench-marian-") as root:
             sizes = (1, 32) if args.quick else (1, 8, 32)
             figures += await marian.run(Path(root), size=args.marian_size, batch_sizes=sizes, rounds=rounds)
+    if "openvino" in chosen and runtimes.openvino_installed():  # else skipped_figures says so
+        if "bundled" in args.models:  # the model directory alone: no checkpoint needed
+            figures += await runtimes.run(
+                args.model_dir,
+                runtimes.closed_loop_workload(texts, concurrency=saturation, max_new_tokens=64),
+                label=f"bundled, {saturation} concurrent",
+                max_batch_size=saturation,
+                rounds=rounds,
+                decoder_spinning=spin,
+            )
+        if "base" in args.models:
+            figures += await runtimes.run(
+                load_base_model().model_dir,
+                runtimes.batch_workload(base_sources(saturation), max_new_tokens=BASE_NEW_TOKENS),
+                label=f"base, batch {saturation}",
+                max_batch_size=saturation,
+                rounds=rounds,
+                exact_tokens=BASE_NEW_TOKENS,
+                decoder_spinning=spin,
+            )
     if "hardware" in chosen:
         peak = hardware.sgemm_gflops(threads=THREADS)
         achieved = [
@@ -189,7 +214,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     info = machine()
     print(
         f"\nMachine: {info['cpu']} ({info['cpu_flags']}), {info['cores']} cores; onnxruntime "
-        f"{info['onnxruntime']}, ctranslate2 {info['ctranslate2']}, torch {info['torch']}\n"
+        f"{info['onnxruntime']}, openvino {info['openvino']}, ctranslate2 {info['ctranslate2']}, "
+        f"torch {info['torch']}\n"
     )
     print(markdown(figures))
     if skipped:

@@ -48,7 +48,7 @@ def machine() -> dict[str, str]:
     """What the figures ran on: CPU model and flags, cores, Python and the libraries under test."""
     model, flags = cpu_info()
     versions = {}
-    for name in ("onnxruntime", "ctranslate2", "torch", "numpy"):
+    for name in ("onnxruntime", "openvino", "ctranslate2", "torch", "numpy"):
         try:
             versions[name] = metadata.version(name)
         except metadata.PackageNotFoundError:
@@ -72,6 +72,7 @@ COMMANDS = {
     "int8": "python -m bench --int8",
     "hardware": "python -m bench --hardware",
     "gpu": "python -m bench.gpu",
+    "openvino": "python -m bench --openvino",
 }
 
 

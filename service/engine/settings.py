@@ -49,7 +49,7 @@ class RuntimeSettings(BaseModel):
     # digits of the logits for speed, so it is asked for, never chosen by the CPU alone.
     inference_precision: Literal["f32", "bf16"] = Field(
         "f32",
-        description="The precision the graphs' float arithmetic runs at (OpenVINO's INFERENCE_PRECISION_HINT): "
+        description="The precision of the graphs' arithmetic (OpenVINO's INFERENCE_PRECISION_HINT): "
         "f32, or bf16 (backend openvino only, on a CPU with AVX512-BF16 or AMX; a startup error elsewhere).",
     )
     intra_op_threads: int = Field(
