@@ -15,7 +15,12 @@ from service.engine.segmentation import SegmentationSpec
 def test_the_bundled_task_gets_both_rules_and_the_service_accepts_them() -> None:
     rules = text_rules({"train": {"data": None, "task": "seq2seq", "steps": 10}})
     assert rules["edit_guard"] == edit_guard_spec()
-    assert rules["segmentation"] == {"segmenter": "sentencex", "language": "es", "split_lines": True, "piece_tokens": 64}
+    assert rules["segmentation"] == {
+        "segmenter": "sentencex",
+        "language": "es",
+        "split_lines": True,
+        "piece_tokens": 64,
+    }
     EditGuard.from_manifest(rules["edit_guard"], where="manifest.json")
     SegmentationSpec.from_manifest(rules["segmentation"], where="manifest.json")
 
