@@ -72,10 +72,10 @@ class OpenVinoRunner:
     """The encoder and decoder compiled by OpenVINO for the CPU, one infer request each."""
 
     def __init__(self, model: ModelFiles, *, runtime: RuntimeSettings, device: str = "cpu") -> None:
-        if device == "cuda":
+        if device not in ("auto", "cpu"):  # "auto" is the CPU here: OpenVINO's GPU plugin is Intel's, not CUDA
             raise ModelLoadError(
-                "ATENTO_DEVICE=cuda but ATENTO_RUNTIME__BACKEND=openvino runs on the CPU only; use device cpu or "
-                "auto, or the onnxruntime backend for CUDA"
+                f"ATENTO_DEVICE={device} but ATENTO_RUNTIME__BACKEND=openvino runs on the CPU only; use device cpu "
+                "or auto, or the onnxruntime backend for CUDA"
             )
         ov = import_openvino()
         core = ov.Core()
