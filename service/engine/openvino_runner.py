@@ -22,7 +22,7 @@ import numpy as np
 
 from service.engine.errors import ModelLoadError
 from service.engine.model_dir import CACHE_INPUTS, ModelFiles, TensorSpec, check_graph_signature
-from service.engine.runner import DecoderOutput, EncoderBatch, EncoderOutput, KvCache, _buffers_with_room
+from service.engine.runner import DecoderOutput, DecoderStep, EncoderBatch, EncoderOutput, KvCache
 from service.engine.settings import RuntimeSettings
 
 # OpenVINO's element type names -> the model directory's dtype names (docs/model-directory.md).
@@ -129,50 +129,9 @@ class OpenVinoRunner:
         self, tgt: np.ndarray, cache: KvCache, *, attention: bool, tgt_mask: np.ndarray | None = None
     ) -> DecoderOutput:
         """One decoder call, the new keys and values written into the cache's buffers as OnnxRunner does."""
-        batch, new = tgt.shape
-        past = cache.past_length
-        keys, values, mask = _buffers_with_room(cache, new)
-        capacity = keys.shape[3]
-        new_mask = np.ones((batch, new), dtype=bool) if tgt_mask is None else tgt_mask
-        feeds = {
-            "tgt": np.ascontiguousarray(tgt, dtype=np.int64),
-            "tgt_positions": cache.positions()[:, None] + np.arange(new, dtype=np.int64),
-            "self_mask": np.concatenate([mask, new_mask], axis=1),  # the buffer's spare columns are False
-            "src_mask": np.ascontiguousarray(cache.src_mask),
-        }
-        for layer, (past_keys, past_values, cross_keys, cross_values) in enumerate(self._layer_inputs):
-            feeds[past_keys] = keys[layer]
-            feeds[past_values] = values[layer]
-            feeds[cross_keys] = cache.cross_keys[layer]
-            feeds[cross_values] = cache.cross_values[layer]
-        names = ["logits", "new_keys", "new_values"]
-        if attention:
-            names += ["decoder_attention", "cross_attention"]
-        outputs = self._run(self._decoder_request, feeds, names)
-        keys[:, :, :, past : past + new] = outputs[1]
-        values[:, :, :, past : past + new] = outputs[2]
-        mask[:, past : past + new] = new_mask
-        cache.buffers = None  # handed on: a second step from this cache must not write over the next one's
-        total = past + new
-        new_cache = KvCache(
-            keys[:, :, :, :total],
-            values[:, :, :, :total],
-            mask[:, :total],
-            cache.cross_keys,
-            cache.cross_values,
-            cache.src_mask,
-            device=cache.device,
-            buffers=(keys, values, mask),
-        )
-        self_attention = None
-        if attention:  # the graph's columns are the buffer's then the new ones: keep the real P + T
-            self_attention = np.concatenate([outputs[3][..., :past], outputs[3][..., capacity:]], axis=-1)
-        return DecoderOutput(
-            logits=outputs[0],
-            cache=new_cache,
-            self_attention=self_attention,
-            cross_attention=outputs[4] if attention else None,
-        )
+        step = DecoderStep.prepare(tgt, cache, tgt_mask, self._layer_inputs)
+        outputs = self._run(self._decoder_request, step.feeds, step.output_names(attention=attention))
+        return step.finish(cache, outputs, attention=attention)
 
 
 def _tensor_spec(port: Any) -> TensorSpec:

