@@ -24,6 +24,7 @@ pytest.importorskip("sentencepiece")
 from export.__main__ import main as export_main  # noqa: E402
 from service.http.app import create_app  # noqa: E402
 from tests.integration import hf_checkpoints  # noqa: E402
+from tests.integration.attention_parity import assert_attention_equals_transformers  # noqa: E402
 from tests.integration.tokenizer_parity import assert_spliced_ids_equal, served_tokenizer, special_texts  # noqa: E402
 from tests.servers import Served, make_settings, serve  # noqa: E402
 
@@ -139,14 +140,7 @@ def test_attention_equals_output_attentions(imported: Imported) -> None:
                 output_attentions=True,
             )
         assert src == imported.tokenizer(source).input_ids
-        for kind, reference in (
-            ("encoder_attention", out.encoder_attentions),
-            ("decoder_attention", out.decoder_attentions),
-            ("cross_attention", out.cross_attentions),
-        ):
-            for layer, expected in enumerate(reference):
-                got = np.asarray(body[kind][layer], dtype=np.float32)
-                np.testing.assert_allclose(got, expected.numpy(), atol=1e-5, rtol=0, err_msg=f"{kind} layer {layer}")
+        assert_attention_equals_transformers(body, out)
 
 
 def test_tokenizer_ids_equal(imported: Imported) -> None:

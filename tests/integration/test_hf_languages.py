@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-import numpy as np
 import pytest
 
 pytest.importorskip("transformers")
@@ -25,6 +24,7 @@ pytest.importorskip("sentencepiece")
 from export.__main__ import main as export_main  # noqa: E402
 from service.http.app import create_app  # noqa: E402
 from tests.integration import hf_checkpoints  # noqa: E402
+from tests.integration.attention_parity import assert_attention_equals_transformers  # noqa: E402
 from tests.integration.hf_mbart50 import mbart50_checkpoint  # noqa: E402
 from tests.integration.tokenizer_parity import (  # noqa: E402
     assert_spliced_ids_equal,
@@ -150,14 +150,7 @@ def test_attention_with_target_language_equals_output_attentions(imported: Multi
             out = imported.model(
                 input_ids=torch.tensor([src]), decoder_input_ids=torch.tensor([[start, *tgt]]), output_attentions=True
             )
-        for kind, reference in (
-            ("encoder_attention", out.encoder_attentions),
-            ("decoder_attention", out.decoder_attentions),
-            ("cross_attention", out.cross_attentions),
-        ):
-            for layer, expected in enumerate(reference):
-                got = np.asarray(body[kind][layer], dtype=np.float32)
-                np.testing.assert_allclose(got, expected.numpy(), atol=1e-5, rtol=0, err_msg=f"{kind} layer {layer}")
+        assert_attention_equals_transformers(body, out)
 
 
 def _streamed_ids(url: str, text: str, parameters: dict[str, Any]) -> list[int]:

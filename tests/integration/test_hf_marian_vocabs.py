@@ -27,6 +27,7 @@ from service.engine.model_dir import load_model_directory  # noqa: E402
 from service.engine.tokenizer import ModelTokenizers, load_tokenizers  # noqa: E402
 from service.http.app import create_app  # noqa: E402
 from tests.integration import hf_checkpoints  # noqa: E402
+from tests.integration.attention_parity import assert_attention_equals_transformers  # noqa: E402
 from tests.integration.tokenizer_parity import assert_spliced_ids_equal, special_texts  # noqa: E402
 from tests.servers import Served, make_settings, serve  # noqa: E402
 
@@ -205,14 +206,7 @@ def test_teacher_forced_attention_equals_output_attentions(imported: Imported) -
                 decoder_input_ids=torch.tensor([[start, *tgt]]),
                 output_attentions=True,
             )
-        for kind, reference in (
-            ("encoder_attention", out.encoder_attentions),
-            ("decoder_attention", out.decoder_attentions),
-            ("cross_attention", out.cross_attentions),
-        ):
-            for layer, expected in enumerate(reference):
-                got = np.asarray(body[kind][layer], dtype=np.float32)
-                np.testing.assert_allclose(got, expected.numpy(), atol=1e-5, rtol=0, err_msg=f"{kind} layer {layer}")
+        assert_attention_equals_transformers(body, out)
         # Source pieces are spans of the input and the source's </s>; output pieces decode target_vocab.json ids.
         assert body["encoder_tokens"][:-1] == [source[t["start"] : t["end"]] for t in body["source_tokens"][:-1]]
         assert body["encoder_tokens"][-1] == "</s>"
