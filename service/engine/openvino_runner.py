@@ -21,8 +21,8 @@ from typing import Any
 import numpy as np
 
 from service.engine.errors import ModelLoadError
+from service.engine.kv_cache import DecoderOutput, DecoderStep, EncoderBatch, EncoderOutput, KvCache
 from service.engine.model_dir import CACHE_INPUTS, ModelFiles, TensorSpec, check_graph_signature
-from service.engine.runner import DecoderOutput, DecoderStep, EncoderBatch, EncoderOutput, KvCache
 from service.engine.settings import RuntimeSettings
 
 # OpenVINO's element type names -> the model directory's dtype names (docs/model-directory.md).
