@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 import random
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 
 from model.copytext import fits_one_piece
 from model.expressions import SPLITS
@@ -211,9 +211,16 @@ _MAKERS: dict[str, Maker] = {
 }
 
 
-def iter_examples(*, seed: int, split: str, categories: Sequence[str] = CATEGORIES) -> Iterator[Example]:
+def iter_examples(
+    *,
+    seed: int,
+    split: str,
+    categories: Sequence[str] = CATEGORIES,
+    weights: Mapping[str, float] | None = None,
+) -> Iterator[Example]:
     """An endless, deterministic stream of examples; categories weighted by TRAIN_CATEGORY_WEIGHTS in
-    train, uniform in the held-out splits.
+    train (`weights` replaces some of them, for a training stage that drills the weak categories),
+    uniform in the held-out splits.
 
     Held-out splits are disjoint from train: expressions (numbers, dates) are assigned to a split by
     a stable hash, and carrier templates, plain sentences and held-out words are partitioned by hash
@@ -224,17 +231,23 @@ def iter_examples(*, seed: int, split: str, categories: Sequence[str] = CATEGORI
     unknown = set(categories) - set(CATEGORIES)
     if unknown:
         raise ValueError(f"unknown categories: {sorted(unknown)}")
+    unknown = set(weights or {}) - set(CATEGORIES)
+    if unknown:
+        raise ValueError(f"unknown categories in weights: {sorted(unknown)}")
+    chosen_weights = {**TRAIN_CATEGORY_WEIGHTS, **(weights or {})}
+    if any(w < 0 for w in chosen_weights.values()) or not any(chosen_weights.get(c, 1.0) > 0 for c in categories):
+        raise ValueError("category weights must be non-negative and leave some category drawn")
     rng = random.Random(f"atento:{seed}:{split}")  # str seeds are hashed with SHA-512: stable
-    weights = [TRAIN_CATEGORY_WEIGHTS.get(c, 1.0) for c in categories]
+    category_weights = [chosen_weights.get(c, 1.0) for c in categories]
     while True:
-        category = rng.choices(categories, weights)[0] if split == "train" else rng.choice(categories)
+        category = rng.choices(categories, category_weights)[0] if split == "train" else rng.choice(categories)
         source, target = _MAKERS[category](rng, split)
         yield Example(source=source, target=target, category=category)
 
 
-def generate_examples(n: int, *, seed: int, split: str) -> list[Example]:
-    """`n` examples from `iter_examples`; the same (seed, split) always gives the same list."""
-    stream = iter_examples(seed=seed, split=split)
+def generate_examples(n: int, *, seed: int, split: str, weights: Mapping[str, float] | None = None) -> list[Example]:
+    """`n` examples from `iter_examples`; the same (seed, split, weights) always gives the same list."""
+    stream = iter_examples(seed=seed, split=split, weights=weights)
     return [next(stream) for _ in range(n)]
 
 

@@ -11,6 +11,7 @@ import hashlib
 import json
 import math
 import random
+import shutil
 import sys
 import time
 from collections.abc import Sequence
@@ -21,9 +22,9 @@ import torch
 import torch.nn.functional as F
 from tqdm import tqdm
 
-from model.checkpoint import TOKENIZER, load_checkpoint, restore_optimizer, save_checkpoint
+from model.checkpoint import TOKENIZER, CheckpointError, load_checkpoint, restore_optimizer, save_checkpoint
 from model.config import ModelConfig
-from model.data import DataError, Example, generate_examples, read_pairs_tsv
+from model.data import CATEGORIES, DataError, Example, generate_examples, read_pairs_tsv
 from model.decoding import greedy_decode
 from model.drills import CopyDrills
 from model.tasks import TASKS, TokenPair, make_pairs
@@ -78,6 +79,20 @@ class TrainConfig:
     threads: int = field(default=0, metadata={"help": "torch threads; 0 = torch's default."})
     device: str = field(default="auto", metadata={"help": "auto (CUDA when present), cpu or cuda."})
     resume: bool = field(default=False, metadata={"help": "Continue from the checkpoint in --out."})
+    init_from: str | None = field(
+        default=None,
+        metadata={
+            "help": "Start a new run (fresh optimizer, step 0, its own schedule) from this checkpoint's weights "
+            "and tokenizer, e.g. one python -m export.recover rebuilt; --resume in --out takes precedence."
+        },
+    )
+    category_weights: str | None = field(
+        default=None,
+        metadata={
+            "help": "Bundled generator only: category=weight pairs, comma-separated, replacing those categories' "
+            "TRAIN_CATEGORY_WEIGHTS (model/data.py) for this run, e.g. sentence_multiple_en=5,paragraph_mixed=4."
+        },
+    )
     stop_after: int | None = field(
         default=None,
         metadata={"help": "Stop (with a checkpoint) after this step; unset = run all --steps (tests of resume)."},
@@ -96,6 +111,26 @@ def learning_rate_factor(step: int, warmup: int, total: int = 0, cooldown: int =
     return factor
 
 
+def parse_category_weights(text: str | None) -> dict[str, float]:
+    """ "a=1.5,b=2" -> {"a": 1.5, "b": 2.0}; names are checked against the generator's categories."""
+    if not text:
+        return {}
+    weights = {}
+    for item in text.split(","):
+        name, separator, value = item.strip().partition("=")
+        if not separator:
+            raise DataError(f"--category-weights: {item!r} is not category=weight")
+        if name not in CATEGORIES:
+            raise DataError(f"--category-weights: unknown category {name!r}; the categories are in model/data.py")
+        try:
+            weights[name] = float(value)
+        except ValueError:
+            raise DataError(f"--category-weights: {value!r} is not a number") from None
+        if weights[name] < 0:
+            raise DataError(f"--category-weights: {name} has a negative weight")
+    return weights
+
+
 def stable_bucket(text: str, buckets: int = 100) -> int:
     return int.from_bytes(hashlib.sha256(text.encode()).digest()[:4], "big") % buckets
 
@@ -106,6 +141,9 @@ class PairSource:
 
     def __init__(self, config: TrainConfig) -> None:
         self.config = config
+        self.category_weights = parse_category_weights(config.category_weights)
+        if self.category_weights and config.data is not None:
+            raise DataError("--category-weights applies to the bundled generator, not to --data files")
         self.file_train: list[Example] = []
         self.file_valid: list[Example] = []
         if config.data is not None:
@@ -119,7 +157,7 @@ class PairSource:
     def train_batch(self, step: int) -> list[Example]:
         size, seed = self.config.batch_size, self.config.seed
         if self.config.data is None:
-            return generate_examples(size, seed=seed * 1_000_003 + step, split="train")
+            return generate_examples(size, seed=seed * 1_000_003 + step, split="train", weights=self.category_weights)
         per_epoch = max(1, len(self.file_train) // size)
         epoch, index = divmod(step, per_epoch)
         order = list(range(len(self.file_train)))
@@ -258,6 +296,13 @@ def build_tokenizer(config: TrainConfig, source: PairSource, out: Path) -> Token
     path = out / TOKENIZER
     if config.resume and path.exists():
         return Tokenizer.from_file(path)
+    if config.init_from is not None:
+        initial = Path(config.init_from) / TOKENIZER
+        if not initial.is_file():
+            raise DataError(f"--init-from: {initial} is missing")
+        out.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(initial, path)
+        return Tokenizer.from_file(path)
     raw = train_tokenizer(source.tokenizer_corpus(), vocab_size=config.vocab_size)
     out.mkdir(parents=True, exist_ok=True)
     raw.save(str(path))
@@ -282,6 +327,11 @@ def train(config: TrainConfig, model_config: ModelConfig, *, progress: bool = Tr
         model, model_config = checkpoint.model, checkpoint.config
         start_step = int(checkpoint.metadata["step"])
         history = list(checkpoint.metadata.get("history", []))
+    elif config.init_from is not None:
+        initial = load_checkpoint(config.init_from)
+        model, model_config = initial.model, initial.config
+        if model_config.max_positions < config.max_length + 1:
+            raise DataError(f"--init-from: its model holds {model_config.max_positions} positions, under --max-length")
     else:
         model_config = dataclasses.replace(
             model_config,
@@ -381,7 +431,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     train_config, model_config = parse_args(argv)
     try:
         train(train_config, model_config)
-    except DataError as error:
+    except (DataError, CheckpointError) as error:
         sys.stderr.write(f"error: {error}\n")
         return 2
     return 0

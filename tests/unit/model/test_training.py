@@ -191,3 +191,40 @@ def test_learning_rate_warms_up_decays_then_cools_down_to_zero() -> None:
     )  # the last step still learns, at 1/cooldown of the decayed rate
     no_cooldown = [learning_rate_factor(step, warmup, total) for step in range(1, total + 1)]
     assert no_cooldown == [learning_rate_factor(step, warmup) for step in range(1, total + 1)]
+
+
+def test_init_from_starts_a_new_run_from_the_weights(tmp_path: Path) -> None:
+    """--init-from: step 0 with a fresh optimizer, the checkpoint's weights and tokenizer; its first loss
+    is that model's loss on the first batch, far below a fresh model's."""
+    (tmp_path / "first").mkdir()
+    (tmp_path / "second").mkdir()
+    first = small_run(tmp_path / "first", steps=200)
+    trained = train(first, TINY, progress=False)
+    continued = small_run(tmp_path / "second", steps=5, init_from=first.out, warmup_steps=5)
+    losses = train(continued, TINY, progress=False)
+    assert len(losses) == 5
+    assert losses[0] < 0.5 * trained[0]
+    assert (Path(continued.out) / "tokenizer.json").read_bytes() == (Path(first.out) / "tokenizer.json").read_bytes()
+    assert load_checkpoint(continued.out).metadata["step"] == 5
+    missing = small_run(tmp_path / "second", out=str(tmp_path / "third"), init_from=str(tmp_path / "nowhere"))
+    with pytest.raises(DataError, match="nowhere"):
+        train(missing, TINY, progress=False)
+
+
+def test_category_weights_reshape_the_generator_mix() -> None:
+    from model.data import CATEGORIES, generate_examples
+    from model.train import parse_category_weights
+
+    weights = parse_category_weights("sentence_multiple_en=50, paragraph_mixed=0")
+    assert weights == {"sentence_multiple_en": 50.0, "paragraph_mixed": 0.0}
+    drawn = [e.category for e in generate_examples(400, seed=5, split="train", weights=weights)]
+    assert drawn.count("sentence_multiple_en") > 0.4 * len(drawn)
+    assert "paragraph_mixed" not in drawn
+    default = [e.category for e in generate_examples(400, seed=5, split="train")]
+    assert default.count("sentence_multiple_en") < 0.1 * len(default)
+    assert set(CATEGORIES) >= set(drawn)
+    for text, message in (("bogus=1", "unknown category"), ("plain_es", "category=weight"), ("plain_es=x", "number")):
+        with pytest.raises(DataError, match=message):
+            parse_category_weights(text)
+    with pytest.raises(DataError, match="negative"):
+        parse_category_weights("plain_es=-1")
