@@ -69,7 +69,8 @@ async def compare(
     variant: str = "fp32",
 ) -> list[Figure]:
     """Alternate atento / CTranslate2 / (fp32: PyTorch) / the plain runner loop at each batch size."""
-    params = GenerationParams(max_new_tokens=max_new_tokens)
+    # As /generate without details and CTranslate2's return_scores=False: no per-token softmax.
+    params = GenerationParams(max_new_tokens=max_new_tokens, token_logprobs=False)
     compute_type = CT2_TYPES[variant]
     ct2 = Ct2Seq2Seq(
         model.ct2_dirs.get(compute_type, model.ct2_dirs["float32"]),

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -55,6 +56,28 @@ class DecodingRules:
             or self.min_length
             or self.forced_bos is not None
             or self.forced_eos is not None
+        )
+
+    @cached_property
+    def _single_token_bans(self) -> frozenset[int]:
+        return frozenset(word[0] for word in self.bad_words if len(word) == 1)
+
+    @cached_property
+    def _depends_on_history(self) -> bool:
+        return bool(self.no_repeat_ngram_size) or any(len(word) > 1 for word in self.bad_words)
+
+    def keeps_argmax(self, token: int, generated_count: int, *, max_new_tokens: int) -> bool:
+        """Whether `token`, the arg-max of the raw logits, is also the arg-max after the rules, known
+        without applying them: no rule that depends on the history, no forced token or minimum length
+        at this step, and `token` not a banned single-token word. Then greedy decoding need not copy
+        and mask its row (Marian bans <pad> at every step: 58k logits a row)."""
+        length = generated_count + 1  # with the start token, as in apply
+        return not (
+            self._depends_on_history
+            or token in self._single_token_bans
+            or length < self.min_length
+            or (self.forced_bos is not None and length == 1)
+            or (self.forced_eos is not None and length == max_new_tokens)
         )
 
     def apply(self, scores: np.ndarray, generated: Sequence[int], *, max_new_tokens: int) -> np.ndarray:

@@ -292,7 +292,7 @@ class BatchExecutor:
         outcome.rows = batch
         logits = out.logits[:, -1]  # (B, V)
         chosen = self._choose(logits)
-        logprobs = chosen_logprobs(logits, np.asarray(chosen, dtype=np.int64)).tolist()
+        logprobs = self._token_logprobs(logits, chosen)
         # Beam searches' rows and where their next rows come from. One-row requests never move: they
         # need no entry, which spares a tuple per request and step (most steps move nothing).
         beams: dict[str, tuple[range, list[int]]] = {}
@@ -326,15 +326,41 @@ class BatchExecutor:
         if self._cache is not None:
             self._cache = self._cache.trim_left_padding()
 
+    def _token_logprobs(self, logits: np.ndarray, chosen: list[int]) -> list[float | None]:
+        """The chosen tokens' log-probabilities for the one-row requests that asked for them, None elsewhere."""
+        rows = [
+            active.first_row
+            for active in self._active.values()
+            if active.beam is None and active.request.params.token_logprobs
+        ]
+        logprobs: list[float | None] = [None] * len(chosen)
+        if not rows:
+            return logprobs
+        tokens = np.asarray(chosen, dtype=np.int64)
+        if 2 * len(rows) >= len(chosen):  # most rows: the whole batch costs less than gathering them first
+            every_row = chosen_logprobs(logits, tokens).tolist()
+            for row in rows:
+                logprobs[row] = every_row[row]
+            return logprobs
+        index = np.asarray(rows, dtype=np.int64)
+        for row, value in zip(rows, chosen_logprobs(logits[index], tokens[index]).tolist(), strict=True):
+            logprobs[row] = value
+        return logprobs
+
     def _choose(self, logits: np.ndarray) -> list[int]:
         """Every row's next token: one arg-max for the batch, per row only sampling and penalties."""
         chosen: list[int] = logits.argmax(axis=-1).tolist()  # first maximum = lowest id on ties
         for active in self._row_choosers.values():
             rules = self._rules(active.request)
             row = active.first_row
-            # transformers applies the rules to the raw logits before choosing (greedy and sampling).
-            scores = rules.apply(logits[row], active.generated, max_new_tokens=active.request.params.max_new_tokens)
+            max_new_tokens = active.request.params.max_new_tokens
             assert active.chooser is not None  # noqa: S101 - only requests with a chooser are listed
+            if active.chooser.is_plain_greedy and rules.keeps_argmax(
+                chosen[row], len(active.generated), max_new_tokens=max_new_tokens
+            ):
+                continue
+            # transformers applies the rules to the raw logits before choosing (greedy and sampling).
+            scores = rules.apply(logits[row], active.generated, max_new_tokens=max_new_tokens)
             chosen[row] = active.chooser.choose_token(scores, active.generated)
         return chosen
 

@@ -80,7 +80,7 @@ class RequestState:
         spec = self.request.attention
         return spec is not None and kind in spec.kinds
 
-    def advance(self, ctx: DecodingContext, token: int, logprob: float) -> tuple[TokenEvent, str | None]:
+    def advance(self, ctx: DecodingContext, token: int, logprob: float | None) -> tuple[TokenEvent, str | None]:
         """Record a one-row request's chosen token; returns its event and its finish reason, if any."""
         active = self
         params = active.request.params

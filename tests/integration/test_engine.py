@@ -265,3 +265,31 @@ def test_a_fault_fails_only_that_step(
         await engine.stop(timeout_s=5)
 
     asyncio.run(run())
+
+
+def test_token_logprobs_only_for_requests_that_ask(engine: Engine, held_out_texts: list[str]) -> None:
+    """A batch mixing requests with and without token_logprobs: the same tokens for all, the asking
+    ones' logprobs equal to those they get alone, None for the others (the executor skips their softmax)."""
+
+    async def run() -> None:
+        alone = [await engine.submit(text, greedy()).result() for text in held_out_texts[:6]]
+        handles = [
+            engine.submit(text, greedy(token_logprobs=index % 2 == 0)) for index, text in enumerate(held_out_texts[:6])
+        ]
+        mixed = [await handle.result() for handle in handles]
+        for index, (single, together) in enumerate(zip(alone, mixed, strict=True)):
+            assert together.token_ids == single.token_ids
+            if index % 2 == 0:
+                assert all(t.logprob is not None for t in together.tokens)
+                np.testing.assert_allclose(
+                    [t.logprob for t in together.tokens], [t.logprob for t in single.tokens], atol=1e-5
+                )
+            else:
+                assert all(t.logprob is None for t in together.tokens)
+        few = [engine.submit(text, greedy(token_logprobs=text == held_out_texts[0])) for text in held_out_texts[:6]]
+        first = await few[0].result()
+        np.testing.assert_allclose([t.logprob for t in first.tokens], [t.logprob for t in alone[0].tokens], atol=1e-5)
+        for handle in few[1:]:
+            assert all(t.logprob is None for t in (await handle.result()).tokens)
+
+    asyncio.run(run())

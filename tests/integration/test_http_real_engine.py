@@ -37,6 +37,7 @@ def test_generate_and_stream(live_server):
     body = r.json()
     assert body["details"]["generated_tokens"] == len(body["details"]["tokens"]) >= 1
     assert body["details"]["finish_reason"] in ("eos_token", "length", "stop_sequence")
+    assert all(isinstance(t["logprob"], float) and t["logprob"] <= 0 for t in body["details"]["tokens"])
     beams = httpx.post(
         f"{url}/generate",
         json={"inputs": "Tengo 21 años.", "parameters": {"max_new_tokens": 32, "num_beams": 3}},
@@ -50,6 +51,9 @@ def test_generate_and_stream(live_server):
     )
     events = [json.loads(line[5:]) for line in r.text.splitlines() if line.startswith("data:")]
     assert events[-1]["generated_text"] == body["generated_text"]
+    # Streams always carry each token's logprob (the engine computes them only for requests that show them).
+    streamed = [e["token"]["logprob"] for e in events]
+    assert streamed == pytest.approx([t["logprob"] for t in body["details"]["tokens"]], abs=1e-5)
 
 
 def test_inference_client(live_server):

@@ -110,6 +110,7 @@ def generation_params(p: GenerateParameters, settings: ServiceSettings) -> Gener
         bad_words_ids=tuple(tuple(word) for word in p.bad_words_ids),
         source_language=p.source_language,
         target_language=p.target_language,
+        token_logprobs=p.details,  # only details show them (streams ask for them below)
     )
 
 
@@ -320,7 +321,11 @@ async def _generate_stream(request: Request, body: GenerateRequest) -> Response:
         raise InvalidInput("streaming takes a single input, not a list")
     if body.parameters.return_attention:
         raise InvalidInput("return_attention is not available when streaming; use POST /attention")
-    params = replace(generation_params(body.parameters, settings), timeout_s=engine_timeout_s(request, settings))
+    params = replace(
+        generation_params(body.parameters, settings),
+        timeout_s=engine_timeout_s(request, settings),
+        token_logprobs=True,  # every stream event carries its token's logprob, as TGI's
+    )
     await prepare_long_inputs(engine, [body.inputs])
     handle = engine.submit(body.inputs, params)
     return EventStreamResponse(

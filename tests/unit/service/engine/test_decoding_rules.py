@@ -61,3 +61,31 @@ def test_rules_equal_transformers_processors() -> None:
         want = reference(torch.tensor([[START, *generated]]), torch.tensor(scores[None])).numpy()[0]
         got = rules.apply(scores, generated, max_new_tokens=max_new_tokens)
         np.testing.assert_array_equal(got, want, err_msg=f"case {case}: {generated}")
+
+
+@pytest.mark.parametrize(
+    "rules",
+    [
+        DecodingRules(start=5, eos=2, bad_words=((5,), (9,)), forced_eos=2),
+        DecodingRules(start=5, eos=2, bad_words=((7,),), min_length=4, forced_bos=8),
+        DecodingRules(start=5, eos=2, bad_words=((3, 4),)),
+        DecodingRules(start=5, eos=2, no_repeat_ngram_size=2),
+        DecodingRules(start=5, eos=2),
+    ],
+)
+def test_keeps_argmax_only_when_the_rules_would_not_change_it(rules: DecodingRules) -> None:
+    """keeps_argmax lets greedy skip a row's rules: whenever it says so, applying them gives the same arg-max."""
+    rng = np.random.default_rng(0)
+    skipped = 0
+    for _ in range(400):
+        scores = rng.integers(-3, 3, size=12).astype(np.float32)  # small integers: many ties
+        generated = rng.integers(0, 12, size=int(rng.integers(0, 6))).tolist()
+        max_new_tokens = int(rng.integers(1, 8))
+        token = int(np.argmax(scores))
+        if rules.keeps_argmax(token, len(generated), max_new_tokens=max_new_tokens):
+            skipped += 1
+            assert int(np.argmax(rules.apply(scores, generated, max_new_tokens=max_new_tokens))) == token
+    if rules.no_repeat_ngram_size or any(len(word) > 1 for word in rules.bad_words):
+        assert skipped == 0
+    else:
+        assert skipped > 100
