@@ -159,24 +159,70 @@ class EditGuard:
         pieces: list[str] = [output[:start]]
         reverted: list[RevertedEdit] = []
         for region in self._regions(src, out):
-            i1, i2, j1, j2 = region[0][1], region[-1][2], region[0][3], region[-1][4]
-            written = "".join(out[j1:j2])
             if region[0][0] == "equal":
-                pieces.append(written)
+                pieces.append("".join(out[region[0][3] : region[0][4]]))
                 continue
-            edited = [t for kind, _, _, b1, b2 in region if kind != "equal" for t in out[b1:b2]]
-            copied = [t for kind, _, _, b1, b2 in region if kind == "equal" for t in out[b1:b2]]
-            beside = self._substantive_neighbour(context, len(before) + i1, step=-1) or self._substantive_neighbour(
-                context, len(before) + i2 - 1, step=1
-            )
-            if self.allows(src[i1:i2], edited, copied=copied, beside_substantive=beside):
-                pieces.append(written)
-            else:
-                kept = "".join(src[i1:i2])
-                pieces.append(kept)
-                reverted.append(RevertedEdit(source=kept, output=written))
+            if self._judge(region, src, out, context, len(before), pieces, reverted):
+                continue
+            # Refused whole, a region may hold a span that cannot belong to any expression (a source word the
+            # guard does not know) beside a good edit: in "tengo veinticinco" -> "10go 25" only "tengo" ->
+            # "10go" breaks the rule. Such spans are judged alone and the rest together, so "25" stays, while
+            # "doscientas mil" -> "2cientas 1000" (number words only) is still reverted whole.
+            for part in self._split_at_unknown_words(region, src):
+                self._judge(part, src, out, context, len(before), pieces, reverted, final=True)
         pieces.append(output[len(output) - end :])
         return GuardedText("".join(pieces), tuple(reverted))
+
+    def _judge(
+        self,
+        region: list[tuple[str, int, int, int, int]],
+        src: list[str],
+        out: list[str],
+        context: list[str],
+        offset: int,
+        pieces: list[str],
+        reverted: list[RevertedEdit],
+        *,
+        final: bool = False,
+    ) -> bool:
+        """Append the region's output when it is an allowed edit and return True; otherwise, when `final`,
+        append its source text instead (recording the reverted edit), else append nothing and return False."""
+        i1, i2, j1, j2 = region[0][1], region[-1][2], region[0][3], region[-1][4]
+        written = "".join(out[j1:j2])
+        edited = [t for kind, _, _, b1, b2 in region if kind != "equal" for t in out[b1:b2]]
+        copied = [t for kind, _, _, b1, b2 in region if kind == "equal" for t in out[b1:b2]]
+        if not edited and all(kind == "equal" for kind, *_ in region):
+            pieces.append(written)
+            return True
+        beside = self._beside_substantive(context, offset + i1, offset + i2)
+        if self.allows(src[i1:i2], edited, copied=copied, beside_substantive=beside):
+            pieces.append(written)
+            return True
+        if final:
+            kept = "".join(src[i1:i2])
+            pieces.append(kept)
+            reverted.append(RevertedEdit(source=kept, output=written))
+        return False
+
+    def _split_at_unknown_words(
+        self, region: list[tuple[str, int, int, int, int]], src: list[str]
+    ) -> list[list[tuple[str, int, int, int, int]]]:
+        """The region's opcodes in runs: each differing span whose source holds a word the guard does not
+        know alone, the spans between them together."""
+        parts: list[list[tuple[str, int, int, int, int]]] = [[]]
+        for op in region:
+            kind, a1, a2, _, _ = op
+            if kind != "equal" and not all(self._consumable(t) for t in src[a1:a2]):
+                parts += [[op], []]
+            else:
+                parts[-1].append(op)
+        return [part for part in parts if part]
+
+    def _beside_substantive(self, tokens: list[str], start: int, stop: int) -> bool:
+        """Whether the nearest word before tokens[start:stop] or after it is a substantive consumable word."""
+        return self._substantive_neighbour(tokens, start, step=-1) or self._substantive_neighbour(
+            tokens, stop - 1, step=1
+        )
 
     def _substantive_neighbour(self, tokens: list[str], at: int, *, step: int) -> bool:
         """Whether the first word from tokens[at + step] on (in `step`'s direction), past whitespace,
