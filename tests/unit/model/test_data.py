@@ -173,7 +173,7 @@ def test_dates_become_iso_and_match_babel_or_spoken_form(train: list[Example]) -
         assert num2words(d.day, lang="en", to="ordinal") in ex.source, ex
         assert not re.search(r"\d", ex.source)
     assert any(ex.source.startswith("the ") for ex in groups["date_spoken_en"])
-    assert any("twenty twenty" in ex.source for ex in groups["date_spoken_en"])
+    assert any(re.search(r", twenty [a-z]", ex.source) for ex in groups["date_spoken_en"])  # 20xx read in pairs
     spoken_es = iter_examples(seed=2, split="train", categories=("date_spoken_es",))
     assert any(next(spoken_es).source.startswith("primero de") for _ in range(2000))
 

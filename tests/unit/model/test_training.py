@@ -228,3 +228,24 @@ def test_category_weights_reshape_the_generator_mix() -> None:
             parse_category_weights(text)
     with pytest.raises(DataError, match="negative"):
         parse_category_weights("plain_es=-1")
+
+
+def test_the_make_train_recipe_parses() -> None:
+    """Every stage of `make train` (the bundled model's recipe) is a valid model.train command line."""
+    import shlex
+    import shutil
+    import subprocess
+
+    from model.train import parse_args, parse_category_weights
+
+    if shutil.which("make") is None:
+        pytest.skip("make is not installed")
+    root = Path(__file__).resolve().parents[3]
+    recipe = subprocess.run(["make", "-n", "-s", "train"], cwd=root, capture_output=True, text=True, check=True)
+    stages = [shlex.split(line) for line in recipe.stdout.splitlines() if "-m model.train" in line]
+    assert len(stages) == 4
+    for words in stages:
+        config, _ = parse_args(words[words.index("model.train") + 1 :])
+        parse_category_weights(config.category_weights)
+    outs = [parse_args(w[w.index("model.train") + 1 :])[0] for w in stages]
+    assert outs[2].init_from == outs[0].out and outs[3].init_from == outs[2].out and outs[3].out == "runs/normalize"
