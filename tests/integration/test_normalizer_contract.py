@@ -21,7 +21,7 @@ BUNDLED = Path(__file__).parents[2] / "models" / "normalize" / "1"
 
 # What the bundled model still gets wrong here, guard on, each a strict xfail (an entry that starts passing
 # fails the run until it is removed). None since the 7,500-step model ("veintiuna casas" and "y tengo
-# veinticinco años" were the last two). The 8,500-step model (stage 4) reads "tengo" after the emoji as
+# veinticinco años" were the last two). The stage-4 model (10,500 steps in all) reads "tengo" after the emoji as
 # "10go 25"; the guard reverts "10go" alone and keeps "25" (it judges a refused region's unknown words apart).
 KNOWN_MISSES: set[str] = set()
 
