@@ -191,7 +191,7 @@ class EditGuard:
         written = "".join(out[j1:j2])
         edited = [t for kind, _, _, b1, b2 in region if kind != "equal" for t in out[b1:b2]]
         copied = [t for kind, _, _, b1, b2 in region if kind == "equal" for t in out[b1:b2]]
-        if not edited and all(kind == "equal" for kind, *_ in region):
+        if all(kind == "equal" for kind, *_ in region):
             pieces.append(written)
             return True
         beside = self._beside_substantive(context, offset + i1, offset + i2)
