@@ -119,6 +119,15 @@ def sample_date(rng: random.Random, split: str) -> dt.date:
             return d
 
 
+def sample_leap_day(rng: random.Random, split: str) -> dt.date:
+    """29 February of a leap year: a date, where the same day of a common year is none (1900 is common,
+    2000 leap). Drawn uniformly among all days, a leap day is one in 1,461: too rare to learn against the
+    common years' 29 Februaries that the impossible dates hold ("2020-02-29" came out "29 de febrero de 2020").
+    Each split holds some (of 49 leap years, 2 are valid's and 2 test's)."""
+    leap_days = [dt.date(year, 2, 29) for year in range(MIN_DATE.year, MAX_DATE.year + 1) if calendar.isleap(year)]
+    return rng.choice([d for d in leap_days if expression_split(f"date:{d.isoformat()}") == split])
+
+
 def month_name(month: int, lang: str) -> str:
     locale = babel_locale("es_ES" if lang == "es" else "en_US")
     return str(locale.months["format"]["wide"][month])

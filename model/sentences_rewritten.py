@@ -19,6 +19,7 @@ from model.expressions import (
     sample_date,
     sample_day_of_year,
     sample_impossible_day,
+    sample_leap_day,
     sample_number,
     sentence_agreement,
     yearless_date,
@@ -36,6 +37,8 @@ ADDED_EXPRESSION_LEADS = {
     "es": ("", "", "con ", "y ", "de ", "para ", "en ", "el ", "hasta el "),
     "en": ("", "", "with ", "and ", "for ", "on ", "of ", "by "),
 }
+# The share of dated expressions that fall on 29 February of a leap year (expressions.sample_leap_day).
+LEAP_DAY_SHARE = 0.06
 
 
 def cardinal(rng: random.Random, split: str, lang: str) -> Pair:
@@ -44,7 +47,7 @@ def cardinal(rng: random.Random, split: str, lang: str) -> Pair:
 
 
 def date(rng: random.Random, split: str, lang: str, spoken: bool) -> Pair:
-    d = sample_date(rng, split)
+    d = sample_leap_day(rng, split) if rng.random() < LEAP_DAY_SHARE else sample_date(rng, split)
     return date_source(d, lang, rng, spoken=spoken), d.isoformat()
 
 

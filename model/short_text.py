@@ -25,8 +25,18 @@ WORDS_THAT_STAY = {
     "es": ("un", "una", "uno", "Un", "Una", "Uno", "primero", "primera", "Primero"),
     "en": ("one", "One", "first", "First"),
 }
-# (what, odds): a number with its noun, a date without a year, a bare number, a word that stays.
-KINDS = (("counted_noun", 0.45), ("yearless_date", 0.3), ("bare_number", 0.1), ("word_that_stays", 0.15))
+# (what, odds): a number with its noun, the same as a list item, a date without a year, a bare number,
+# a word that stays.
+KINDS = (
+    ("counted_noun", 0.4),
+    ("list_item", 0.15),
+    ("yearless_date", 0.25),
+    ("bare_number", 0.08),
+    ("word_that_stays", 0.12),
+)
+# How lists and recipes open their lines; the earlier models left a capitalized number after one in
+# words ("- Seis huevos", "1. Dos tazas de arroz", "* Three onions").
+LIST_MARKERS = ("- ", "- ", "* ", "• ", "1. ", "2. ", "3. ", "1) ", "a) ", "– ")
 
 
 def short_phrase(rng: random.Random, split: str, lang: str) -> tuple[str, str]:
@@ -36,6 +46,8 @@ def short_phrase(rng: random.Random, split: str, lang: str) -> tuple[str, str]:
         kind = "counted_noun"  # held-out splits hold no bare vocabulary number or bare article
     if kind == "counted_noun":
         return counted_noun(rng, split, lang)
+    if kind == "list_item":
+        return _list_item(rng, split, lang)
     if kind == "yearless_date":
         return _bare_yearless(rng, split, lang)
     if kind == "bare_number":
@@ -65,6 +77,15 @@ def counted_noun(rng: random.Random, split: str, lang: str) -> tuple[str, str]:
     words = cardinal_words(n, "es", rng, form="feminine" if feminine else "masculine")
     of = " de" if n % 1_000_000 == 0 else ""  # "dos millones de casas"
     return f"{words}{of} {noun}s", f"{n}{of} {noun}s"
+
+
+def _list_item(rng: random.Random, split: str, lang: str) -> tuple[str, str]:
+    """ "- Seis huevos" -> "- 6 huevos", "1. two cups of rice" -> "1. 2 cups of rice"."""
+    source, target = counted_noun(rng, split, lang)
+    if rng.random() < 0.6:
+        source = source[:1].upper() + source[1:]
+    marker = rng.choice(LIST_MARKERS)
+    return marker + source, marker + target
 
 
 def _plural_en(noun: str) -> str:

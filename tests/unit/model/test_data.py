@@ -30,6 +30,7 @@ from model.data import (
 )
 from model.expressions import day_of_year_split, sample_day_of_year, sample_number
 from model.pairs import read_pairs_jsonl, write_pairs_jsonl
+from model.short_text import LIST_MARKERS
 from model.tokenizer import Tokenizer
 from model.words import forbidden_words, month_names, pseudo_word
 
@@ -234,7 +235,8 @@ def test_copy_only_text_is_unchanged_and_holds_no_number_word(train: list[Exampl
             words = {w.lower() for w in re.findall(r"[^\W\d_]+", ex.source)} - months_lower()
             assert not words & forbidden - {"uno", "one"}, ex  # articles and pronouns stay words
     assert all(re.search(r"[^\x00-\u024f]", ex.source) for ex in groups["copy_script"])
-    emoji_or_symbol = re.compile(r"[^\x00-\u024f]|[$%]|[^\w\x00-\x7f]")
+    # An emoji, a symbol, or an odd character (the byte-fallback drill: any printable one, "Ơ" included)
+    emoji_or_symbol = re.compile(r"[^\x00-\xff]|[$%]|[^\w\x00-\x7f]")
     assert all(emoji_or_symbol.search(ex.source) for ex in groups["copy_emoji"])
     assert all(re.search(r"\d", ex.source) for ex in groups["copy_digits"])
     assert all(re.search(r"[@.]\w", ex.source) for ex in groups["copy_url"])
@@ -398,14 +400,19 @@ def test_short_inputs_stand_alone_and_held_out_ones_are_all_rewrites(
         assert len(short) > 100
         for ex in short:
             assert "\n" not in ex.source and len(ex.source.split()) <= 24, ex  # a 10-digit number is 17 words
-            if ex.source == ex.target:
-                assert not re.search(r"\d", ex.source), ex
+            marker = next((m for m in LIST_MARKERS if ex.source.startswith(m)), "")  # "1. Dos tazas de arroz"
+            source, target = ex.source.removeprefix(marker), ex.target.removeprefix(marker)
+            if source == target:
+                assert not re.search(r"\d", source), ex
             else:
-                assert re.search(r"\d", ex.target) and not re.search(r"\d", ex.source), ex
+                assert re.search(r"\d", target) and not re.search(r"\d", source), ex
     stays = {ex.source.lower() for ex in train if ex.category.startswith("short_") and ex.source == ex.target}
     assert {"un", "one"} <= stays
     assert all(ex.source != ex.target for ex in test_split if ex.category.startswith("short_"))
     assert any(re.fullmatch(r"(el )?\d+ de \w+", ex.target) for ex in train if ex.category == "short_es")
+    # List items, a capitalized number among them: "- Seis huevos" -> "- 6 huevos".
+    items = [ex for ex in test_split if ex.category.startswith("short_") and ex.source.startswith(LIST_MARKERS)]
+    assert items and any(re.match(r"\W*\d*[.)]? ?[A-Z]", ex.source) for ex in items)
 
 
 def test_copied_sentences_fit_the_source_limit(train: list[Example]) -> None:
@@ -481,3 +488,17 @@ def test_every_line_of_a_paragraph_fits_the_bundled_model(train: list[Example], 
     for ex in train + test_split:
         if ex.category.startswith("paragraph_"):
             assert all(len(tokenizer.encode(line.strip())) + 1 <= 128 for line in ex.source.split("\n")), ex
+
+
+def test_leap_days_are_dates_and_29_february_of_common_years_none(
+    train: list[Example], test_split: list[Example]
+) -> None:
+    """ "veintinueve de febrero de dos mil veinte" -> "2020-02-29"; of a common year it stays no date."""
+    for examples, split in ((train, "train"), (test_split, "test")):
+        leap = [ex for ex in examples if ex.category.startswith("date_") and ex.target.endswith("-02-29")]
+        assert len(leap) >= 5, split
+        for ex in leap:
+            year = int(ex.target[:4])
+            assert calendar.isleap(year) and expression_split(f"date:{ex.target}") == split, ex
+    common = [m for ex in train if (m := re.search(r"\b29 de febrero de (\d{4})", ex.target))]
+    assert common and all(not calendar.isleap(int(m[1])) for m in common)
