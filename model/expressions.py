@@ -119,13 +119,14 @@ def sample_date(rng: random.Random, split: str) -> dt.date:
             return d
 
 
-def sample_leap_day(rng: random.Random, split: str) -> dt.date:
+def sample_leap_day(rng: random.Random) -> dt.date:
     """29 February of a leap year: a date, where the same day of a common year is none (1900 is common,
     2000 leap). Drawn uniformly among all days, a leap day is one in 1,461: too rare to learn against the
     common years' 29 Februaries that the impossible dates hold ("2020-02-29" came out "29 de febrero de 2020").
-    Each split holds some (of 49 leap years, 2 are valid's and 2 test's)."""
-    leap_days = [dt.date(year, 2, 29) for year in range(MIN_DATE.year, MAX_DATE.year + 1) if calendar.isleap(year)]
-    return rng.choice([d for d in leap_days if expression_split(f"date:{d.isoformat()}") == split])
+    Every split draws from all 49, as the last days of the months (day_of_year_split): which years are
+    leap is a closed list to learn, and a model held out from some of them could not tell them from the
+    common years around them (2032 and 2096, held out by their hash, stayed "29 de febrero de 2032")."""
+    return rng.choice([dt.date(y, 2, 29) for y in range(MIN_DATE.year, MAX_DATE.year + 1) if calendar.isleap(y)])
 
 
 def month_name(month: int, lang: str) -> str:

@@ -47,7 +47,7 @@ def cardinal(rng: random.Random, split: str, lang: str) -> Pair:
 
 
 def date(rng: random.Random, split: str, lang: str, spoken: bool) -> Pair:
-    d = sample_leap_day(rng, split) if rng.random() < LEAP_DAY_SHARE else sample_date(rng, split)
+    d = sample_leap_day(rng) if rng.random() < LEAP_DAY_SHARE else sample_date(rng, split)
     return date_source(d, lang, rng, spoken=spoken), d.isoformat()
 
 
