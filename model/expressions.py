@@ -243,8 +243,12 @@ def impossible_date(
     day_word = spoken_day_en(day)
     source = target = f"{month_word} {day_word}" if rng.random() < 0.6 else f"the {day_word} of {month_word}"
     if with_year:
-        # Only years read as one cardinal ("two thousand and one"): "twenty twenty" is no cardinal.
-        year = max(year, 2000)
+        # Only years read as one cardinal ("two thousand and one"): "twenty twenty" is no cardinal. Moved
+        # into this century the day must stay impossible: 29 February 1900 was none, 29 February 2000 is a
+        # date (max(year, 2000) made it one, kept in words, against the leap days' "2000-02-29").
+        year = year + 100 if year < 2000 else year
+        if day <= calendar.monthrange(year, month)[1]:
+            year += 1
         source += f", {english_cardinal(year, rng)}"
         target += f", {year}"
     return source, target

@@ -47,7 +47,12 @@ def cardinal(rng: random.Random, split: str, lang: str) -> Pair:
 
 
 def date(rng: random.Random, split: str, lang: str, spoken: bool) -> Pair:
-    d = sample_leap_day(rng) if rng.random() < LEAP_DAY_SHARE else sample_date(rng, split)
+    if rng.random() < LEAP_DAY_SHARE:
+        d = sample_leap_day(rng)
+        pair = date_source(d, lang, rng, spoken=spoken), d.isoformat()
+        # Every split draws every leap day: held out, one stands in a held-out carrier, never bare as in train.
+        return _in_carrier(rng, split, f"date_{lang}", pair, "d") if split != "train" else pair
+    d = sample_date(rng, split)
     return date_source(d, lang, rng, spoken=spoken), d.isoformat()
 
 
