@@ -8,7 +8,7 @@ PY := $(VENV)/bin/python
 MODEL_DIR ?= $(or $(ATENTO_MODEL_DIR),models/normalize/1)
 CHECKPOINT ?= runs/normalize
 
-# The recipe of the bundled model (models/normalize/1); `make train` reproduces it in four stages, each a
+# The recipe of the bundled model (models/normalize/1); `make train` reproduces it in six stages, each a
 # checkpoint `make evaluate CHECKPOINT=...` can score. Steps are a function of (seed, step) alone.
 # 1. 5000 steps with a 1000-step cool-down (runs/normalize-7500);
 # 2. a warm restart to step 7500 (--resume: the learning rate rises back to the inverse square root's
@@ -17,10 +17,18 @@ CHECKPOINT ?= runs/normalize
 #    to 4e-4, an 800-step cool-down; 2000 steps, seed 3) drawing the categories stage 2 still got wrong
 #    more often (--category-weights; runs/normalize-stage3);
 # 4. the same from stage 3 after the 29-February fix to the generator (69f9bd7): 1000 steps, a 100-step
-#    warm-up to 3e-4, a 500-step cool-down, seed 4, yearless English dates drawn more often too.
+#    warm-up to 3e-4, a 500-step cool-down, seed 4, yearless English dates drawn more often too;
+# 5. the same from stage 4 after leap days and list items joined the generator (3155937): 1200 steps, a
+#    100-step warm-up to 3e-4, a 500-step cool-down, seed 5, sentences with several expressions drawn
+#    most often, dates and short inputs (where the new examples are) more often than in stage 1;
+# 6. the same from stage 5 after every split could draw every leap day (the held-out leap years had
+#    stayed impossible): 800 steps, a 80-step warm-up to 2.5e-4, a 400-step cool-down, seed 6, short
+#    inputs (list items: "1. Ciento treinta y ocho tazas") and spoken dates drawn more often still.
 # Stages per session on a 2-core CPU: the bundled model was built so (README, "The bundled model").
 TRAIN_BASE ?= runs/normalize-7500
 TRAIN_STAGE3 ?= runs/normalize-stage3
+TRAIN_STAGE4 ?= runs/normalize-stage4
+TRAIN_STAGE5 ?= runs/normalize-stage5
 TRAIN_RESTART_STEPS ?= 7500
 TRAIN_FLAGS ?= --out $(TRAIN_BASE) --steps 5000 --batch-size 64 --d-model 192 --d-ff 768 --n-heads 4 \
 	--dropout 0 --learning-rate 0.0012 --warmup-steps 500 --valid-every 1000 --checkpoint-every 500 \
@@ -31,9 +39,23 @@ FINE_TUNE_FLAGS := --batch-size 64 --valid-every 500 --checkpoint-every 250 --ma
 TRAIN_STAGE3_FLAGS ?= --init-from $(TRAIN_BASE) --out $(TRAIN_STAGE3) --steps 2000 --learning-rate 0.0004 \
 	--warmup-steps 200 --cooldown-steps 800 --seed 3 $(FINE_TUNE_FLAGS) \
 	--category-weights $(WEAK_CATEGORIES),date_yearless_en=1.5,date_impossible_en=1
-TRAIN_STAGE4_FLAGS ?= --init-from $(TRAIN_STAGE3) --out $(CHECKPOINT) --steps 1000 --learning-rate 0.0003 \
+TRAIN_STAGE4_FLAGS ?= --init-from $(TRAIN_STAGE3) --out $(TRAIN_STAGE4) --steps 1000 --learning-rate 0.0003 \
 	--warmup-steps 100 --cooldown-steps 500 --seed 4 $(FINE_TUNE_FLAGS) \
 	--category-weights $(WEAK_CATEGORIES),date_yearless_en=3,date_impossible_en=1.2
+STAGE5_SENTENCES := sentence_multiple_en=8,sentence_multiple_es=3,sentence_number_es=3,sentence_number_en=2.5,paragraph_mixed=4
+STAGE5_OTHERS := context_en=2.5,context_es=2.5,ordinal_en=1.2,cardinal_en=2,cardinal_es=1.8,short_es=2,short_en=2
+STAGE5_DATES := date_yearless_en=1.5,date_impossible_en=1.5,date_impossible_es=1.2,date_written_es=0.8,date_written_en=0.8
+STAGE5_WEIGHTS := $(STAGE5_SENTENCES),$(STAGE5_OTHERS),$(STAGE5_DATES),date_spoken_es=0.8,date_spoken_en=0.8
+TRAIN_STAGE5_FLAGS ?= --init-from $(TRAIN_STAGE4) --out $(TRAIN_STAGE5) --steps 1200 --learning-rate 0.0003 \
+	--warmup-steps 100 --cooldown-steps 500 --seed 5 --batch-size 64 --valid-every 400 --checkpoint-every 200 \
+	--max-length 128 --copy-drill-share 0.0625 --category-weights $(STAGE5_WEIGHTS)
+STAGE6_SENTENCES := sentence_multiple_en=6,sentence_multiple_es=3,sentence_number_es=3,sentence_number_en=2.5,paragraph_mixed=4
+STAGE6_OTHERS := context_en=2.5,context_es=2.5,ordinal_en=1.2,cardinal_en=2,cardinal_es=1.8,short_es=4,short_en=3
+STAGE6_DATES := date_yearless_en=1.5,date_impossible_en=1.5,date_impossible_es=1.2,date_written_es=0.8,date_written_en=0.8
+STAGE6_WEIGHTS := $(STAGE6_SENTENCES),$(STAGE6_OTHERS),$(STAGE6_DATES),date_spoken_es=1.2,date_spoken_en=1.2
+TRAIN_STAGE6_FLAGS ?= --init-from $(TRAIN_STAGE5) --out $(CHECKPOINT) --steps 800 --learning-rate 0.00025 \
+	--warmup-steps 80 --cooldown-steps 400 --seed 6 --batch-size 64 --valid-every 400 --checkpoint-every 200 \
+	--max-length 128 --copy-drill-share 0.0625 --category-weights $(STAGE6_WEIGHTS)
 
 # The bundled model ships fp32 and int8 only, to stay under 25 MB; on a GPU machine
 # `make export EXPORT_FLAGS=` adds the fp16 variant (bench/gpu.py also adds it when missing).
@@ -71,6 +93,8 @@ train: $(VENV)/.dev-installed
 	$(PY) -m model.train $(TRAIN_FLAGS) --resume --steps $(TRAIN_RESTART_STEPS)
 	$(PY) -m model.train $(TRAIN_STAGE3_FLAGS)
 	$(PY) -m model.train $(TRAIN_STAGE4_FLAGS)
+	$(PY) -m model.train $(TRAIN_STAGE5_FLAGS)
+	$(PY) -m model.train $(TRAIN_STAGE6_FLAGS)
 	$(PY) -m model.evaluate --checkpoint $(CHECKPOINT)
 
 # The checkpoint in PyTorch, then the exported model as served, with its edit guard off and on.

@@ -20,10 +20,11 @@ pytestmark = pytest.mark.slow
 BUNDLED = Path(__file__).parents[2] / "models" / "normalize" / "1"
 
 # What the bundled model still gets wrong here, guard on, each a strict xfail (an entry that starts passing
-# fails the run until it is removed). None since the 7,500-step model ("veintiuna casas" and "y tengo
-# veinticinco años" were the last two). The stage-4 model (10,500 steps in all) reads "tengo" after the emoji as
+# fails the run until it is removed). The stage-4 model (10,500 steps in all) read "tengo" after the emoji as
 # "10go 25"; the guard reverts "10go" alone and keeps "25" (it judges a refused region's unknown words apart).
-KNOWN_MISSES: set[str] = set()
+# The stage-6 model (12,500 steps) writes list items right, but a leap day still mostly reads as the
+# impossible 29 February of a common year (date_spoken_es/en 96.3/95.7%: too few leap days trained yet).
+KNOWN_MISSES: set[str] = {"El veintinueve de febrero de dos mil veinte fue sábado."}
 
 
 def _case(source: str, expected: str) -> object:
@@ -77,6 +78,20 @@ CONTRACT = [
     ("one of them", "one of them"),
     ("We bought twelve screws for the table.", "We bought 12 screws for the table."),
     ("La reunión es a las 10:30 del 12/10/1492.", "La reunión es a las 10:30 del 12/10/1492."),
+    # what the stage-4 model got wrong in ordinary text: list items, leap days
+    ("- Seis huevos\n- Dos tazas de arroz", "- 6 huevos\n- 2 tazas de arroz"),
+    ("* Three onions", "* 3 onions"),
+    ("El veintinueve de febrero de dos mil veinte fue sábado.", "El 2020-02-29 fue sábado."),
+    ("veintinueve de febrero de dos mil veintitrés", "29 de febrero de 2023"),
+    # ordinary sentences that came out right
+    (
+        "Mezcla doscientos cincuenta gramos de harina con tres huevos y una pizca de sal.",
+        "Mezcla 250 gramos de harina con 3 huevos y una pizca de sal.",
+    ),
+    (
+        "Call me at +34 612 345 678 or write to ana.lopez@example.com.",
+        "Call me at +34 612 345 678 or write to ana.lopez@example.com.",
+    ),
 ]
 
 

@@ -243,9 +243,11 @@ def test_the_make_train_recipe_parses() -> None:
     root = Path(__file__).resolve().parents[3]
     recipe = subprocess.run(["make", "-n", "-s", "train"], cwd=root, capture_output=True, text=True, check=True)
     stages = [shlex.split(line) for line in recipe.stdout.splitlines() if "-m model.train" in line]
-    assert len(stages) == 4
+    assert len(stages) == 6
     for words in stages:
         config, _ = parse_args(words[words.index("model.train") + 1 :])
         parse_category_weights(config.category_weights)
     outs = [parse_args(w[w.index("model.train") + 1 :])[0] for w in stages]
-    assert outs[2].init_from == outs[0].out and outs[3].init_from == outs[2].out and outs[3].out == "runs/normalize"
+    assert outs[1].out == outs[0].out  # stage 2 resumes stage 1; each later stage starts from the one before
+    assert [stage.init_from for stage in outs[2:]] == [stage.out for stage in outs[1:-1]]
+    assert outs[-1].out == "runs/normalize"
