@@ -36,6 +36,7 @@ TRAIN_FLAGS ?= --out $(TRAIN_BASE) --steps 5000 --batch-size 64 --d-model 192 --
 WEAK_SENTENCES := sentence_multiple_en=5,sentence_multiple_es=3,sentence_number_es=3,paragraph_mixed=3.5
 WEAK_CATEGORIES := $(WEAK_SENTENCES),context_en=2.5,context_es=2.5,ordinal_en=1.2,cardinal_en=1.3,cardinal_es=1.3
 FINE_TUNE_FLAGS := --batch-size 64 --valid-every 500 --checkpoint-every 250 --max-length 128 --copy-drill-share 0.0625
+LATE_FINE_TUNE_FLAGS := --batch-size 64 --valid-every 400 --checkpoint-every 200 --max-length 128 --copy-drill-share 0.0625
 TRAIN_STAGE3_FLAGS ?= --init-from $(TRAIN_BASE) --out $(TRAIN_STAGE3) --steps 2000 --learning-rate 0.0004 \
 	--warmup-steps 200 --cooldown-steps 800 --seed 3 $(FINE_TUNE_FLAGS) \
 	--category-weights $(WEAK_CATEGORIES),date_yearless_en=1.5,date_impossible_en=1
@@ -47,15 +48,13 @@ STAGE5_OTHERS := context_en=2.5,context_es=2.5,ordinal_en=1.2,cardinal_en=2,card
 STAGE5_DATES := date_yearless_en=1.5,date_impossible_en=1.5,date_impossible_es=1.2,date_written_es=0.8,date_written_en=0.8
 STAGE5_WEIGHTS := $(STAGE5_SENTENCES),$(STAGE5_OTHERS),$(STAGE5_DATES),date_spoken_es=0.8,date_spoken_en=0.8
 TRAIN_STAGE5_FLAGS ?= --init-from $(TRAIN_STAGE4) --out $(TRAIN_STAGE5) --steps 1200 --learning-rate 0.0003 \
-	--warmup-steps 100 --cooldown-steps 500 --seed 5 --batch-size 64 --valid-every 400 --checkpoint-every 200 \
-	--max-length 128 --copy-drill-share 0.0625 --category-weights $(STAGE5_WEIGHTS)
+	--warmup-steps 100 --cooldown-steps 500 --seed 5 $(LATE_FINE_TUNE_FLAGS) --category-weights $(STAGE5_WEIGHTS)
 STAGE6_SENTENCES := sentence_multiple_en=6,sentence_multiple_es=3,sentence_number_es=3,sentence_number_en=2.5,paragraph_mixed=4
 STAGE6_OTHERS := context_en=2.5,context_es=2.5,ordinal_en=1.2,cardinal_en=2,cardinal_es=1.8,short_es=4,short_en=3
 STAGE6_DATES := date_yearless_en=1.5,date_impossible_en=1.5,date_impossible_es=1.2,date_written_es=0.8,date_written_en=0.8
 STAGE6_WEIGHTS := $(STAGE6_SENTENCES),$(STAGE6_OTHERS),$(STAGE6_DATES),date_spoken_es=1.2,date_spoken_en=1.2
 TRAIN_STAGE6_FLAGS ?= --init-from $(TRAIN_STAGE5) --out $(CHECKPOINT) --steps 800 --learning-rate 0.00025 \
-	--warmup-steps 80 --cooldown-steps 400 --seed 6 --batch-size 64 --valid-every 400 --checkpoint-every 200 \
-	--max-length 128 --copy-drill-share 0.0625 --category-weights $(STAGE6_WEIGHTS)
+	--warmup-steps 80 --cooldown-steps 400 --seed 6 $(LATE_FINE_TUNE_FLAGS) --category-weights $(STAGE6_WEIGHTS)
 
 # The bundled model ships fp32 and int8 only, to stay under 25 MB; on a GPU machine
 # `make export EXPORT_FLAGS=` adds the fp16 variant (bench/gpu.py also adds it when missing).
