@@ -49,10 +49,8 @@ STAGE5_DATES := date_yearless_en=1.5,date_impossible_en=1.5,date_impossible_es=1
 STAGE5_WEIGHTS := $(STAGE5_SENTENCES),$(STAGE5_OTHERS),$(STAGE5_DATES),date_spoken_es=0.8,date_spoken_en=0.8
 TRAIN_STAGE5_FLAGS ?= --init-from $(TRAIN_STAGE4) --out $(TRAIN_STAGE5) --steps 1200 --learning-rate 0.0003 \
 	--warmup-steps 100 --cooldown-steps 500 --seed 5 $(LATE_FINE_TUNE_FLAGS) --category-weights $(STAGE5_WEIGHTS)
-STAGE6_SENTENCES := sentence_multiple_en=6,sentence_multiple_es=3,sentence_number_es=3,sentence_number_en=2.5,paragraph_mixed=4
-STAGE6_OTHERS := context_en=2.5,context_es=2.5,ordinal_en=1.2,cardinal_en=2,cardinal_es=1.8,short_es=4,short_en=3
-STAGE6_DATES := date_yearless_en=1.5,date_impossible_en=1.5,date_impossible_es=1.2,date_written_es=0.8,date_written_en=0.8
-STAGE6_WEIGHTS := $(STAGE6_SENTENCES),$(STAGE6_OTHERS),$(STAGE6_DATES),date_spoken_es=1.2,date_spoken_en=1.2
+# Stage 6 draws as stage 5 but for these (a name given twice: the later weight wins).
+STAGE6_WEIGHTS := $(STAGE5_WEIGHTS),sentence_multiple_en=6,short_es=4,short_en=3,date_spoken_es=1.2,date_spoken_en=1.2
 TRAIN_STAGE6_FLAGS ?= --init-from $(TRAIN_STAGE5) --out $(CHECKPOINT) --steps 800 --learning-rate 0.00025 \
 	--warmup-steps 80 --cooldown-steps 400 --seed 6 $(LATE_FINE_TUNE_FLAGS) --category-weights $(STAGE6_WEIGHTS)
 

@@ -119,6 +119,9 @@ def sample_date(rng: random.Random, split: str) -> dt.date:
             return d
 
 
+LEAP_DAYS = tuple(dt.date(y, 2, 29) for y in range(MIN_DATE.year, MAX_DATE.year + 1) if calendar.isleap(y))
+
+
 def sample_leap_day(rng: random.Random) -> dt.date:
     """29 February of a leap year: a date, where the same day of a common year is none (1900 is common,
     2000 leap). Drawn uniformly among all days, a leap day is one in 1,461: too rare to learn against the
@@ -126,7 +129,7 @@ def sample_leap_day(rng: random.Random) -> dt.date:
     Every split draws from all 49, as the last days of the months (day_of_year_split): which years are
     leap is a closed list to learn, and a model held out from some of them could not tell them from the
     common years around them (2032 and 2096, held out by their hash, stayed "29 de febrero de 2032")."""
-    return rng.choice([dt.date(y, 2, 29) for y in range(MIN_DATE.year, MAX_DATE.year + 1) if calendar.isleap(y)])
+    return rng.choice(LEAP_DAYS)
 
 
 def month_name(month: int, lang: str) -> str:

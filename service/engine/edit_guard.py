@@ -189,11 +189,11 @@ class EditGuard:
         append its source text instead (recording the reverted edit), else append nothing and return False."""
         i1, i2, j1, j2 = region[0][1], region[-1][2], region[0][3], region[-1][4]
         written = "".join(out[j1:j2])
-        edited = [t for kind, _, _, b1, b2 in region if kind != "equal" for t in out[b1:b2]]
-        copied = [t for kind, _, _, b1, b2 in region if kind == "equal" for t in out[b1:b2]]
         if all(kind == "equal" for kind, *_ in region):
             pieces.append(written)
             return True
+        edited = [t for kind, _, _, b1, b2 in region if kind != "equal" for t in out[b1:b2]]
+        copied = [t for kind, _, _, b1, b2 in region if kind == "equal" for t in out[b1:b2]]
         beside = self._beside_substantive(context, offset + i1, offset + i2)
         if self.allows(src[i1:i2], edited, copied=copied, beside_substantive=beside):
             pieces.append(written)
