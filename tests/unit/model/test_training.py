@@ -251,3 +251,25 @@ def test_the_make_train_recipe_parses() -> None:
     assert outs[1].out == outs[0].out  # stage 2 resumes stage 1; each later stage starts from the one before
     assert [stage.init_from for stage in outs[2:]] == [stage.out for stage in outs[1:-1]]
     assert outs[-1].out == "runs/normalize"
+
+
+def test_the_single_run_recipe_parses() -> None:
+    """`make train-single` is one valid model.train command line from scratch, then its evaluation."""
+    import shlex
+    import shutil
+    import subprocess
+
+    from model.train import parse_args, parse_category_weights
+
+    if shutil.which("make") is None:
+        pytest.skip("make is not installed")
+    root = Path(__file__).resolve().parents[3]
+    recipe = subprocess.run(["make", "-n", "-s", "train-single"], cwd=root, capture_output=True, text=True, check=True)
+    runs = [shlex.split(line) for line in recipe.stdout.splitlines() if "-m model.train" in line]
+    assert len(runs) == 1
+    config, _ = parse_args(runs[0][runs[0].index("model.train") + 1 :])
+    weights = parse_category_weights(config.category_weights)
+    assert weights["short_es"] == 4 and weights["date_spoken_es"] == 1.5  # a name given twice: the later wins
+    assert config.init_from is None and not config.resume
+    assert config.out == "runs/normalize-single"
+    assert f"-m model.evaluate --checkpoint {config.out}" in recipe.stdout
