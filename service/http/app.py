@@ -123,6 +123,7 @@ async def _start_engine(app: FastAPI) -> None:
         if on_fatal is not None:
             on_fatal(exc)
         return
+    state.started = True  # every model of the start is served: the server is ready (routes/health.py)
     if state.engine is not None:  # one model directory: its per-model series, named now that it is loaded
         info = state.engine.info
         state.engine.observer = state.metrics.model_observer(info.name, str(info.version))
@@ -215,6 +216,7 @@ def create_app(settings: ServiceSettings, engine: EngineClient | None = None) ->
     app.state.metrics = metrics
     app.state.api_keys = settings.resolved_api_keys()
     app.state.draining = False
+    app.state.started = False  # set once every model the server starts with is loaded and warmed up
     app.state.drain_deadline = None  # set by begin_drain
     app.state.on_fatal = None  # set by __main__ to stop the server when the model cannot load
 

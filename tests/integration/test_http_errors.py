@@ -120,3 +120,35 @@ def test_hang_up_during_the_body_is_499_not_an_error(fake_server):
     assert counted in metrics
     assert 'status="422"' not in metrics and 'status="500"' not in metrics
     assert 'atento_requests_rejected_total{reason="invalid"} 0.0' in metrics
+
+
+def test_a_repository_is_ready_only_once_every_model_is(tmp_path, monkeypatch):
+    """The default model is served as soon as it loads; the server must stay not ready (503) until the
+    others have loaded too, or a replica enters rotation answering 503 for them (test_oip raced on it)."""
+    import time
+
+    import service.http.app as app_module
+    from tests.servers import make_settings, serve
+
+    for name in ("fast", "slow"):
+        (tmp_path / name / "1").mkdir(parents=True)
+    engines = {"fast": FakeEngine(), "slow": FakeEngine(start_delay_s=1.5)}
+    monkeypatch.setattr(app_module, "Engine", lambda directory, **_settings: engines[directory.parent.name])
+    settings = make_settings(model_repository=tmp_path, default_model="fast")
+    with serve(app_module.create_app(settings), wait_ready=False) as s:
+        answered_while_loading = 0
+        deadline = time.monotonic() + 30
+        while not engines["slow"].ready:
+            assert time.monotonic() < deadline, "the slow model never loaded"
+            if engines["fast"].ready:
+                ready, v2_ready = httpx.get(f"{s.url}/health/ready"), httpx.get(f"{s.url}/v2/health/ready")
+                if not engines["slow"].ready:  # ready never goes back: it was loading during both probes
+                    _is_error(ready, 503)
+                    assert v2_ready.status_code == 503
+                    answered_while_loading += 1
+            time.sleep(0.02)
+        assert answered_while_loading > 0
+        while httpx.get(f"{s.url}/health/ready").status_code != 200:
+            assert time.monotonic() < deadline, "not ready after every model loaded"
+            time.sleep(0.05)
+        assert httpx.get(f"{s.url}/v2/models/slow/ready").status_code == 200

@@ -1,5 +1,6 @@
 """The bundled normalizer on what people type, served as users get it (`/generate`, the edit guard on):
-every row of issue 19's table of observed failures and every example of README's contract.
+every row of issue 19's table of observed failures, every example of README's contract, and
+40 ordinary inputs written as users write (an e-mail, a recipe, code, a price, a link, other scripts).
 
 Unlike the generated test split, these are fixed inputs written by hand: ordinary sentences, short
 inputs with no sentence around them, other scripts, prices and links beside number words.
@@ -92,6 +93,68 @@ CONTRACT = [
         "Call me at +34 612 345 678 or write to ana.lopez@example.com.",
         "Call me at +34 612 345 678 or write to ana.lopez@example.com.",
     ),
+    # ordinary text a user would send (prose, e-mail, recipes, code, other scripts, prices, times, links)
+    (
+        "Llegamos a Madrid el quince de agosto de dos mil diecinueve y nos quedamos doce días.",
+        "Llegamos a Madrid el 2019-08-15 y nos quedamos 12 días.",
+    ),
+    (
+        "The package weighs forty-five kilograms and costs 120 dollars.",
+        "The package weighs 45 kilograms and costs 120 dollars.",
+    ),
+    (
+        "Hola Marta:\n\nTe envío las cuarenta y dos fotos del viaje.\n\nUn abrazo,\nLuis",
+        "Hola Marta:\n\nTe envío las 42 fotos del viaje.\n\nUn abrazo,\nLuis",
+    ),
+    ("Our office opened on the first of March, nineteen ninety-nine.", "Our office opened on 1999-03-01."),
+    ("La población llegó a tres millones en mil novecientos ochenta.", "La población llegó a 3000000 en 1980."),
+    (
+        "Ingredientes:\n- Trescientos gramos de azúcar\n- Cuatro huevos\n- Una taza de leche",
+        "Ingredientes:\n- 300 gramos de azúcar\n- 4 huevos\n- Una taza de leche",
+    ),
+    ("def f(x):\n    return x * 2  # doble", "def f(x):\n    return x * 2  # doble"),
+    ("Ο καιρός είναι καλός σήμερα.", "Ο καιρός είναι καλός σήμερα."),
+    ("مرحبا بالعالم", "مرحبا بالعالم"),
+    ("Москва — столица России.", "Москва — столица России."),
+    ("我们明天见。", "我们明天见。"),
+    ("The meeting starts at 9:15 and ends at 11:00.", "The meeting starts at 9:15 and ends at 11:00."),
+    ("Pagué 1.250,75 € por el sofá.", "Pagué 1.250,75 € por el sofá."),
+    ("¿Vienes el sábado? 👍👍", "¿Vienes el sábado? 👍👍"),
+    (
+        "Visit https://example.org/docs/v2/index.html for details.",
+        "Visit https://example.org/docs/v2/index.html for details.",
+    ),
+    ("**Nota:** el archivo `config.yaml` debe existir.", "**Nota:** el archivo `config.yaml` debe existir."),
+    ("<p>Hola <em>mundo</em></p>", "<p>Hola <em>mundo</em></p>"),
+    ("She was born on July fourth, two thousand three.", "She was born on 2003-07-04."),
+    ("He ran twenty-six miles in three hours.", "He ran 26 miles in 3 hours."),
+    ("Compramos dieciséis sillas y dos mesas.", "Compramos 16 sillas y 2 mesas."),
+    ("El tren sale a las ocho.", "El tren sale a las 8."),
+    ("There were fifteen thousand people at the concert.", "There were 15000 people at the concert."),
+    ("El museo recibió ochocientos mil visitantes el año pasado.", "El museo recibió 800000 visitantes el año pasado."),
+    ("Nos vemos el veinticinco de diciembre.", "Nos vemos el 25 de diciembre."),
+    ("See you on December twenty-fifth!", "See you on December 25!"),
+    ("Es la primera vez que vengo.", "Es la primera vez que vengo."),
+    ("One day I will go there.", "One day I will go there."),
+    ("Tiene una hermana y un hermano.", "Tiene una hermana y un hermano."),
+    ("La factura nº 2024/0193 vence el 30/06/2025.", "La factura nº 2024/0193 vence el 30/06/2025."),
+    ("Escribe a soporte@atento.dev o llama al 900 123 456.", "Escribe a soporte@atento.dev o llama al 900 123 456."),
+    (
+        "Querido diario: hoy cumplí cuarenta años. ¡Qué rápido pasa el tiempo!",
+        "Querido diario: hoy cumplí 40 años. ¡Qué rápido pasa el tiempo!",
+    ),
+    ("I have two cats and one dog.", "I have 2 cats and one dog."),
+    ("Revenue grew by seven percent in the second quarter.", "Revenue grew by 7 percent in the second quarter."),
+    ("El edificio tiene ciento veinte metros de altura.", "El edificio tiene 120 metros de altura."),
+    ("Capítulo 3\n\nEra una noche oscura.", "Capítulo 3\n\nEra una noche oscura."),
+    ("The war ended on the eleventh of November, nineteen eighteen.", "The war ended on 1918-11-11."),
+    (
+        "La boda fue el doce de octubre de dos mil quince. Asistieron ciento cincuenta invitados.",
+        "La boda fue el 2015-10-12. Asistieron 150 invitados.",
+    ),
+    ("Temperatura: -5 °C, humedad 80 %.", "Temperatura: -5 °C, humedad 80 %."),
+    ("I'll call you at noon 😊", "I'll call you at noon 😊"),
+    ("Ya son las tantas y faltan treinta minutos.", "Ya son las tantas y faltan 30 minutos."),
 ]
 
 

@@ -26,6 +26,10 @@ _NOT_READY: dict[int | str, dict[str, Any]] = {
 def _readiness(request: Request) -> ServingError | None:
     if request.app.state.draining:
         return ModelNotReady("shutting down")
+    if not request.app.state.started:
+        # A repository serves its default model as soon as it is loaded, before the others: ready only
+        # once all of them are, so that no replica enters rotation answering 503 for one of its models.
+        return ModelNotReady("models are loading")
     try:
         engine = engine_of(request)  # a repository's default model (service/http/state.py)
     except ServingError as problem:  # not served (404) or still loading (503)
