@@ -6,7 +6,7 @@ from __future__ import annotations
 import subprocess
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -59,11 +59,17 @@ def make_settings(**overrides: Any) -> ServiceSettings:
     return ServiceSettings.model_validate(overrides)
 
 
-def wait_in_flight(url: str, *, at_least: int = 1, timeout_s: float = 60.0) -> None:
+def wait_in_flight(
+    url: str, *, at_least: int = 1, timeout_s: float = 60.0, sender_alive: Callable[[], bool] | None = None
+) -> None:
     """Block until the server's gauges show `at_least` requests queued or running: sleeping a fixed
-    time instead races a loaded machine, where the request may not have arrived yet."""
+    time instead races a loaded machine, where the request may not have arrived yet. With `sender_alive`
+    (the sending thread's is_alive), a request that ended before it was seen fails at once, not after
+    the timeout."""
     deadline = time.monotonic() + timeout_s
     while True:
+        if sender_alive is not None and not sender_alive():
+            raise AssertionError("the request ended before the server's gauges showed it in flight")
         gauges = {
             line.split()[0]: float(line.split()[1])
             for line in httpx.get(f"{url}/metrics", timeout=10).text.splitlines()

@@ -176,7 +176,11 @@ def test_python_m_service_sigterm_drains(tiny_model_dir, tmp_path):
         }
         thread = threading.Thread(target=lambda: result.update(r=httpx.post(f"{url}/generate", json=body, timeout=120)))
         thread.start()
-        wait_in_flight(url)
+        try:
+            wait_in_flight(url, sender_alive=thread.is_alive)
+        except AssertionError as error:
+            thread.join(timeout=120)
+            raise AssertionError(f"{error}: {result.get('r')!r} {getattr(result.get('r'), 'text', '')[:300]}") from None
         proc.send_signal(signal.SIGTERM)
         thread.join(timeout=120)
         assert proc.wait(timeout=120) == 0
