@@ -230,8 +230,8 @@ def test_category_weights_reshape_the_generator_mix() -> None:
         parse_category_weights("plain_es=-1")
 
 
-def test_the_make_train_recipe_parses() -> None:
-    """Every stage of `make train` (the bundled model's recipe) is a valid model.train command line."""
+def _make_recipe(target: str) -> tuple[str, list[TrainConfig]]:
+    """`make -n TARGET`'s commands, and the TrainConfig of each model.train line in it."""
     import shlex
     import shutil
     import subprocess
@@ -241,13 +241,21 @@ def test_the_make_train_recipe_parses() -> None:
     if shutil.which("make") is None:
         pytest.skip("make is not installed")
     root = Path(__file__).resolve().parents[3]
-    recipe = subprocess.run(["make", "-n", "-s", "train"], cwd=root, capture_output=True, text=True, check=True)
-    stages = [shlex.split(line) for line in recipe.stdout.splitlines() if "-m model.train" in line]
-    assert len(stages) == 6
-    for words in stages:
-        config, _ = parse_args(words[words.index("model.train") + 1 :])
-        parse_category_weights(config.category_weights)
-    outs = [parse_args(w[w.index("model.train") + 1 :])[0] for w in stages]
+    recipe = subprocess.run(["make", "-n", "-s", target], cwd=root, capture_output=True, text=True, check=True)
+    configs = []
+    for line in recipe.stdout.splitlines():
+        if "-m model.train" in line:
+            words = shlex.split(line)
+            config, _ = parse_args(words[words.index("model.train") + 1 :])
+            parse_category_weights(config.category_weights)  # names the generator knows
+            configs.append(config)
+    return recipe.stdout, configs
+
+
+def test_the_make_train_recipe_parses() -> None:
+    """Every stage of `make train` (the bundled model's recipe) is a valid model.train command line."""
+    _, outs = _make_recipe("train")
+    assert len(outs) == 6
     assert outs[1].out == outs[0].out  # stage 2 resumes stage 1; each later stage starts from the one before
     assert [stage.init_from for stage in outs[2:]] == [stage.out for stage in outs[1:-1]]
     assert outs[-1].out == "runs/normalize"
@@ -255,21 +263,13 @@ def test_the_make_train_recipe_parses() -> None:
 
 def test_the_single_run_recipe_parses() -> None:
     """`make train-single` is one valid model.train command line from scratch, then its evaluation."""
-    import shlex
-    import shutil
-    import subprocess
+    from model.train import parse_category_weights
 
-    from model.train import parse_args, parse_category_weights
-
-    if shutil.which("make") is None:
-        pytest.skip("make is not installed")
-    root = Path(__file__).resolve().parents[3]
-    recipe = subprocess.run(["make", "-n", "-s", "train-single"], cwd=root, capture_output=True, text=True, check=True)
-    runs = [shlex.split(line) for line in recipe.stdout.splitlines() if "-m model.train" in line]
-    assert len(runs) == 1
-    config, _ = parse_args(runs[0][runs[0].index("model.train") + 1 :])
+    commands, configs = _make_recipe("train-single")
+    assert len(configs) == 1
+    config = configs[0]
     weights = parse_category_weights(config.category_weights)
     assert weights["short_es"] == 4 and weights["date_spoken_es"] == 1.5  # a name given twice: the later wins
     assert config.init_from is None and not config.resume
     assert config.out == "runs/normalize-single"
-    assert f"-m model.evaluate --checkpoint {config.out}" in recipe.stdout
+    assert f"-m model.evaluate --checkpoint {config.out}" in commands
