@@ -62,8 +62,8 @@ TRAIN_STAGE6_FLAGS ?= --init-from $(TRAIN_STAGE5) --out $(CHECKPOINT) --steps 80
 SINGLE_CHECKPOINT ?= runs/normalize-single
 # Stage 6's weights, but written dates at the generator's default and spoken dates and paragraphs more.
 SINGLE_WEIGHTS := $(STAGE6_WEIGHTS),date_written_es=0.25,date_written_en=0.25,date_spoken_es=1.5,date_spoken_en=1.5,paragraph_mixed=4.5
-SINGLE_RUN_FLAGS ?= --out $(SINGLE_CHECKPOINT) --steps 7200 --batch-size 64 --micro-batch-size 8 --d-model 192 \
-	--d-ff 768 --n-heads 4 --dropout 0 --learning-rate 0.0012 --warmup-steps 500 --cooldown-steps 1500 \
+SINGLE_RUN_FLAGS ?= --out $(SINGLE_CHECKPOINT) --steps 8600 --batch-size 64 --micro-batch-size 8 --workers 2 \
+	--d-model 192 --d-ff 768 --n-heads 4 --dropout 0 --learning-rate 0.0012 --warmup-steps 500 --cooldown-steps 1800 \
 	--valid-every 1200 --checkpoint-every 600 --max-length 128 --vocab-size 1000 --seed 0 --copy-drill-share 0.0625 \
 	--category-weights $(SINGLE_WEIGHTS)
 

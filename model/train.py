@@ -26,6 +26,7 @@ from model.config import ModelConfig
 from model.data import DataError, Example
 from model.decoding import greedy_decode
 from model.drills import CopyDrills
+from model.parallel import ONE_PROCESS, WorkerGroup, run_workers
 from model.tasks import TASKS, TokenPair, make_pairs
 from model.tokenizer import Tokenizer, train_tokenizer
 from model.train_source import PairSource as PairSource
@@ -78,7 +79,14 @@ class TrainConfig:
     max_length: int = field(
         default=128, metadata={"help": "Tokens per side, EOS included; a longer example is an error."}
     )
-    threads: int = field(default=0, metadata={"help": "torch threads; 0 = torch's default."})
+    threads: int = field(default=0, metadata={"help": "torch threads; 0 = torch's default (1 with --workers)."})
+    workers: int = field(
+        default=1,
+        metadata={
+            "help": "CPU processes that share each step's micro-batches, their gradients summed (model/parallel.py); "
+            "on a small model two one-thread workers beat one two-thread process."
+        },
+    )
     device: str = field(default="auto", metadata={"help": "auto (CUDA when present), cpu or cuda."})
     resume: bool = field(default=False, metadata={"help": "Continue from the checkpoint in --out."})
     init_from: str | None = field(
@@ -173,22 +181,25 @@ def step_loss(
     tokenizer: Tokenizer,
     config: TrainConfig,
     device: torch.device,
+    group: WorkerGroup = ONE_PROCESS,
 ) -> tuple[float, int]:
     """Back-propagate one step's loss, the mean over all target tokens of the batch, through
     length-sorted micro-batches: short sequences are no longer padded to the longest one, which
-    on a CPU halves the work of a step while giving the same gradient as one full batch.
+    on a CPU halves the work of a step while giving the same gradient as one full batch. With
+    several workers each takes its share of the micro-batches and the gradients are summed.
 
     Returns the loss and the number of real (non-pad) tokens."""
     ordered = sorted(pairs, key=lambda p: (len(p.source) + len(p.target), p.source, p.target))
     target_tokens = sum(len(p.target) + 1 for p in ordered)  # + EOS
     total_loss, real_tokens = 0.0, 0
-    for start in range(0, len(ordered), config.micro_batch_size):
+    for start in group.own_share(range(0, len(ordered), config.micro_batch_size)):
         batch = to_device(collate(ordered[start : start + config.micro_batch_size], tokenizer), device)
         loss = batch_loss(model, batch, config.label_smoothing, tokenizer.pad_id, reduction="sum") / target_tokens
         loss.backward()
         total_loss += loss.item()
         real_tokens += int(batch["src_mask"].sum() + batch["tgt_mask"].sum())
-    return total_loss, real_tokens
+    total_loss, summed_tokens = group.sum_gradients(model, total_loss, real_tokens)
+    return total_loss, int(summed_tokens)
 
 
 def to_device(batch: dict[str, torch.Tensor], device: torch.device) -> dict[str, torch.Tensor]:
@@ -248,6 +259,18 @@ def train(config: TrainConfig, model_config: ModelConfig, *, progress: bool = Tr
     """Train and checkpoint into config.out. Returns the loss of every step run."""
     if config.task not in TASKS:
         raise ValueError(f"unknown task {config.task!r}; choose one of {TASKS}")
+    if config.workers < 1:
+        raise DataError(f"--workers must be at least 1, got {config.workers}")
+    if config.workers == 1:
+        return train_in_group(ONE_PROCESS, config, model_config, progress)
+    if pick_device(config.device).type != "cpu":
+        raise DataError("--workers shares a step between CPU processes; on a GPU train with one (--workers 1)")
+    build_tokenizer(config, PairSource(config), Path(config.out))  # once, before the workers read it
+    return run_workers(train_in_group, config.workers, config, model_config, progress)
+
+
+def train_in_group(workers: WorkerGroup, config: TrainConfig, model_config: ModelConfig, progress: bool) -> list[float]:
+    """The training loop of one worker (the only one without --workers); the leader validates and checkpoints."""
     torch.use_deterministic_algorithms(True)
     if config.threads:
         torch.set_num_threads(config.threads)
@@ -296,7 +319,7 @@ def train(config: TrainConfig, model_config: ModelConfig, *, progress: bool = Tr
         range(start_step, last_step),
         initial=start_step,
         total=config.steps,
-        disable=not progress,
+        disable=not (progress and workers.is_leader),
         file=sys.stderr,
         dynamic_ncols=True,
     )
@@ -312,7 +335,7 @@ def train(config: TrainConfig, model_config: ModelConfig, *, progress: bool = Tr
             examples = drills.mix_into(examples, random.Random(f"drills:{config.seed}:{step}"), config.copy_drill_share)
         pairs = encode_pairs(tokenizer, examples, config, step, drop_too_long=config.data is None)
         optimizer.zero_grad(set_to_none=True)
-        loss, real_tokens = step_loss(model, pairs, tokenizer, config, device)
+        loss, real_tokens = step_loss(model, pairs, tokenizer, config, device, workers)
         torch.nn.utils.clip_grad_norm_(model.parameters(), config.clip_norm)
         optimizer.step()
         losses.append(loss)
@@ -320,12 +343,13 @@ def train(config: TrainConfig, model_config: ModelConfig, *, progress: bool = Tr
         elapsed = time.perf_counter() - window_start
         bar.set_postfix(loss=f"{losses[-1]:.3f}", tok_s=f"{window_tokens / max(elapsed, 1e-9):.0f}")
         done = step + 1
-        if done % config.valid_every == 0 or done == config.steps:
-            scores = validate(model, tokenizer, validation_examples, config, device)
+        if workers.is_leader and (done % config.valid_every == 0 or done == config.steps):
+            with workers.every_core():  # the other workers wait for the leader meanwhile
+                scores = validate(model, tokenizer, validation_examples, config, device)
             history.append({"step": done, "train_loss": losses[-1], **scores})
             bar.write(json.dumps(history[-1]), file=sys.stderr)
             window_tokens, window_start = 0, time.perf_counter()
-        if done % config.checkpoint_every == 0 or done == last_step:
+        if workers.is_leader and (done % config.checkpoint_every == 0 or done == last_step):
             save_checkpoint(
                 out,
                 model.to("cpu"),
