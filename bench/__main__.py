@@ -2,7 +2,8 @@
 printed as a Markdown table and written as JSON. `--quick` for fewer rounds and sizes; select
 benchmarks with --batching, --peers, --http (with memory), --attention, --int8, --hardware, --marian
 (an imported Hugging Face Marian against CTranslate2's converter of the same directory), --openvino
-(the OpenVINO backend at f32, and bf16 where the CPU has it, against onnxruntime fp32).
+(the OpenVINO backend at f32, and bf16 where the CPU has it, against onnxruntime fp32), --fastest
+(issue 23's bars: every way atento runs the base model at batch 32 against CTranslate2's compute types).
 A figure whose prerequisite is missing (the training checkpoint, a GPU) is skipped with one line
 saying what to run to get it; everything else still runs.
 """
@@ -22,12 +23,12 @@ from pathlib import Path
 
 import torch
 
-from bench import batching, engine_variants, hardware, http_path, marian, peers, runtimes
+from bench import batching, engine_variants, fastest, hardware, http_path, marian, peers, runtimes
 from bench.models import BASE_NEW_TOKENS, base_sources, load_base_model, load_bundled_model
 from bench.report import Figure, machine, markdown, write_json
 from bench.workload import THREADS, bundled_texts
 
-BENCHMARKS = ("batching", "peers", "http", "attention", "int8", "hardware", "marian", "openvino")
+BENCHMARKS = ("batching", "peers", "http", "attention", "int8", "hardware", "marian", "openvino", "fastest")
 DEFAULT_CHECKPOINT = Path("runs/normalize")
 
 
@@ -187,6 +188,8 @@ async def run(args: argparse.Namespace) -> list[Figure]:
                 exact_tokens=BASE_NEW_TOKENS,
                 decoder_spinning=spin,
             )
+    if "fastest" in chosen:
+        figures += await fastest.run(load_base_model(), rounds=rounds)
     if "hardware" in chosen:
         peak = hardware.sgemm_gflops(threads=THREADS)
         achieved = [

@@ -1,0 +1,172 @@
+"""Issue 23's two CPU bars in one alternating run (`python -m bench --fastest`): the base-size model at
+batch 32, exactly 24 greedy tokens, every way atento can run it on this CPU against CTranslate2's compute
+types, all loaded at once.
+
+atento's ways: onnxruntime fp32 and int8, and on OpenVINO bf16 (where OpenVINO lists BF16 for this CPU)
+and the int8 graphs. A way counts for the "fastest" bar only when its greedy outputs equal onnxruntime
+fp32's on at least 99% of the batch (the issue's rule), and its parity with fp32 is printed beside it.
+"""
+
+from __future__ import annotations
+
+import logging
+import statistics
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+
+from bench import runtimes
+from bench.ct2 import Ct2Seq2Seq
+from bench.models import BASE_NEW_TOKENS, BenchModel, base_sources
+from bench.report import Figure
+from bench.workload import alternate, make_engine, serve_concurrently
+from service.engine import Engine, GenerationParams
+
+logger = logging.getLogger(__name__)
+BATCH = 32
+FP32 = "atento onnxruntime fp32"
+SAME_OUTPUTS_BAR = 0.99
+FASTEST_BAR = 1.5  # atento's fastest matching way / CTranslate2's fastest CPU compute type
+FP32_BAR = 1.2  # atento fp32 / CTranslate2 float32
+
+
+@dataclass(frozen=True)
+class Way:
+    """One way atento runs the model: a variant of the directory on a runtime at a precision."""
+
+    name: str
+    variant: str
+    runtime: dict[str, object]
+
+
+def atento_ways() -> list[Way]:
+    ways = [Way(FP32, "fp32", {}), Way("atento onnxruntime int8", "int8", {})]
+    if runtimes.openvino_installed():
+        if "bf16" in runtimes.precisions():
+            ways.append(Way("atento openvino bf16", "fp32", {"backend": "openvino", "inference_precision": "bf16"}))
+        else:
+            logger.info("OpenVINO bf16 not measured: %s", runtimes.no_bf16())
+        ways.append(Way("atento openvino int8", "int8", {"backend": "openvino"}))
+    return ways
+
+
+async def run(model: BenchModel, *, rounds: int) -> list[Figure]:
+    texts = base_sources(BATCH)
+    params = GenerationParams(max_new_tokens=BASE_NEW_TOKENS, token_logprobs=False)
+    engines: dict[str, Engine] = {}
+    for way in atento_ways():
+        engine = make_engine(model.model_dir, max_batch_size=BATCH, variant=way.variant, runtime=way.runtime)
+        try:
+            await engine.start()
+        except Exception as error:  # a runtime that cannot load this variant is reported, not fatal
+            logger.warning("%s not measured: %s", way.name, error)
+            continue
+        engines[way.name] = engine
+    sources = [next(iter(engines.values())).tokenize(t)[0] for t in texts]
+    peers = {
+        f"ctranslate2 {kind}": Ct2Seq2Seq(model.ct2_dirs[kind], model.vocabulary, compute_type=kind)
+        for kind in ("float32", "int8")
+    }
+    outputs: dict[str, list[list[int]]] = {}
+    cpu_rates: dict[str, list[float]] = {name: [] for name in [*engines, *peers]}
+
+    def measured(name: str, decode: Callable[[], Awaitable[list[list[int]]]]) -> Callable[[], Awaitable[float]]:
+        async def measure() -> float:
+            started, cpu_started = time.perf_counter(), time.process_time()
+            generated = await decode()
+            elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu_started
+            if any(len(g) != BASE_NEW_TOKENS for g in generated):
+                raise RuntimeError(f"{name} did not generate exactly {BASE_NEW_TOKENS} tokens")
+            outputs.setdefault(name, generated)
+            tokens = sum(map(len, generated))
+            cpu_rates[name].append(tokens / cpu)
+            return tokens / elapsed
+
+        return measure
+
+    def atento(engine: Engine) -> Callable[[], Awaitable[list[list[int]]]]:
+        async def decode() -> list[list[int]]:
+            return [r.token_ids for r in await serve_concurrently(engine, texts, params)]
+
+        return decode
+
+    def peer(translator: Ct2Seq2Seq) -> Callable[[], Awaitable[list[list[int]]]]:
+        async def decode() -> list[list[int]]:
+            return translator.greedy(sources, max_new_tokens=BASE_NEW_TOKENS, exact=True)
+
+        return decode
+
+    contenders = {name: measured(name, atento(engine)) for name, engine in engines.items()}
+    contenders.update({name: measured(name, peer(translator)) for name, translator in peers.items()})
+    try:
+        result = await alternate(contenders, rounds=rounds)
+    finally:
+        for engine in engines.values():
+            await engine.stop(timeout_s=30)
+    same = {name: _agreement(outputs[name], outputs[FP32]) for name in contenders}
+    fastest, fastest_peer = pick_fastest(result.median, same, atento=list(engines), peers=list(peers))
+
+    def detail(name: str, baseline: str) -> str:
+        low, high = result.spread(name, baseline)
+        return (
+            f"rounds {low:.2f}-{high:.2f}; same greedy outputs as fp32 {same[name]:.0%}; "
+            f"tok/s {result.median(name):,.0f} vs {result.median(baseline):,.0f}; "
+            f"tok per process CPU s {_cpu(cpu_rates, name):,.0f} vs {_cpu(cpu_rates, baseline):,.0f}"
+        )
+
+    rates = {name: result.median(name) for name in result.rates}
+    figures = []
+    fastest_ratio = result.ratio(fastest, fastest_peer)
+    figures.append(
+        Figure(
+            "fastest",
+            f"base, batch {BATCH}: atento's fastest way with >= 99% fp32 outputs ({fastest}) / {fastest_peer}",
+            fastest_ratio,
+            "x",
+            detail=detail(fastest, fastest_peer),
+            target=f">= {FASTEST_BAR}x",
+            passed=fastest_ratio >= FASTEST_BAR,
+            rates=rates,
+        )
+    )
+    fp32_ratio = result.ratio(FP32, "ctranslate2 float32")
+    figures.append(
+        Figure(
+            "fastest",
+            f"base, batch {BATCH}: {FP32} / ctranslate2 float32",
+            fp32_ratio,
+            "x",
+            detail=detail(FP32, "ctranslate2 float32"),
+            target=f">= {FP32_BAR}x",
+            passed=fp32_ratio >= FP32_BAR,
+            rates=rates,
+        )
+    )
+    for name in engines:
+        if name not in (fastest, FP32):
+            figures.append(
+                Figure(
+                    "fastest",
+                    f"base, batch {BATCH}: {name} / {fastest_peer}",
+                    result.ratio(name, fastest_peer),
+                    "x",
+                    detail=detail(name, fastest_peer),
+                )
+            )
+    return figures
+
+
+def pick_fastest(
+    median: Callable[[str], float], same: dict[str, float], *, atento: Sequence[str], peers: Sequence[str]
+) -> tuple[str, str]:
+    """atento's fastest way whose outputs equal fp32's on at least 99% of the batch, and the fastest peer."""
+    matching = [name for name in atento if same[name] >= SAME_OUTPUTS_BAR]
+    return max(matching, key=median), max(peers, key=median)
+
+
+def _cpu(cpu_rates: dict[str, list[float]], name: str) -> float:
+    return statistics.median(cpu_rates[name][1:] or cpu_rates[name])  # the warm-up's left out
+
+
+def _agreement(a: Sequence[Sequence[int]], b: Sequence[Sequence[int]]) -> float:
+    return sum(list(x) == list(y) for x, y in zip(a, b, strict=True)) / len(a)

@@ -1,0 +1,78 @@
+"""Data-parallel training (model/parallel.py): the workers' shares, their summed gradients, their failures."""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from pathlib import Path
+
+import pytest
+import torch
+import torch.distributed as dist
+
+from model.checkpoint import load_checkpoint
+from model.data import DataError
+from model.parallel import WorkerGroup, run_workers
+from model.train import main, train
+from tests.unit.model.test_training import TINY, small_run
+
+
+@pytest.mark.parametrize("size", [1, 2, 3])
+def test_the_workers_share_every_micro_batch_once_in_a_snake(size: int) -> None:
+    shares = [WorkerGroup(rank, size).own_share(range(11)) for rank in range(size)]
+    assert sorted(item for share in shares for item in share) == list(range(11))
+    assert max(len(s) for s in shares) - min(len(s) for s in shares) <= 1
+    if size == 2:  # the longest micro-batch of each round of two goes to a different worker
+        assert shares == [[0, 3, 4, 7, 8], [1, 2, 5, 6, 9, 10]]
+
+
+@pytest.mark.slow
+def test_two_workers_train_as_one_process(tmp_path: Path) -> None:
+    """The same losses and weights as one process: the workers' gradients add up to the step's gradient."""
+    (tmp_path / "one").mkdir()
+    (tmp_path / "two").mkdir()
+    common = {"steps": 12, "micro_batch_size": 2, "checkpoint_every": 12, "label_smoothing": 0.1}
+    one = small_run(tmp_path / "one", **common)
+    two = dataclasses.replace(small_run(tmp_path / "two", **common), workers=2)
+    expected = train(one, TINY, progress=False)
+    losses = train(two, TINY, progress=False)
+    assert losses == pytest.approx(expected, rel=1e-5)
+    assert len(set(losses)) > 1
+    one_weights = load_checkpoint(one.out).model.state_dict()
+    two_weights = load_checkpoint(two.out).model.state_dict()
+    for name, weight in one_weights.items():
+        # Summed in another order, a near-zero gradient differs in its last bits, and Adam divides it by
+        # its own size: such a weight moves by up to a step's learning rate (3e-3) differently, no more.
+        torch.testing.assert_close(two_weights[name], weight, rtol=0, atol=1e-3)
+
+
+def _sum_or_fail(group: WorkerGroup) -> float:
+    if group.rank == 1:
+        raise DataError("worker 1 cannot read its data")
+    total = torch.ones(1)
+    dist.all_reduce(total)  # worker 0 waits here for a worker that will never come
+    return float(total)
+
+
+def _sum_of_ranks(group: WorkerGroup) -> float:
+    total = torch.tensor([float(group.rank)])
+    dist.all_reduce(total)
+    return float(total)
+
+
+def test_run_workers_returns_the_leaders_result() -> None:
+    assert run_workers(_sum_of_ranks, 3) == 0 + 1 + 2
+
+
+def test_a_failing_worker_fails_the_run_at_once() -> None:
+    started = time.monotonic()
+    with pytest.raises(DataError, match="worker 1 cannot read"):
+        run_workers(_sum_or_fail, 2)
+    assert time.monotonic() - started < 60  # not the group's 15-minute timeout
+
+
+def test_workers_must_be_positive(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    data = tmp_path / "pairs.tsv"
+    data.write_text("uno\t1\n")
+    assert main(["--data", str(data), "--out", str(tmp_path / "run"), "--workers", "0"]) == 2
+    assert "--workers must be at least 1" in capsys.readouterr().err
