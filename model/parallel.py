@@ -10,6 +10,7 @@ before each optimizer step, which is the same in every process, so their weights
 from __future__ import annotations
 
 import datetime as dt
+import pickle
 import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -105,7 +106,7 @@ def run_workers(target: Callable[..., Result], size: int, *args: Any) -> Result:
 def _leader_result(workers: list[Any], results: Any) -> Any:
     while True:
         if not results.empty():
-            kind, value = results.get()
+            kind, value = pickle.loads(results.get())
             if kind == "error":
                 raise value
             for worker in workers:
@@ -127,9 +128,11 @@ def _worker(rank: int, size: int, rendezvous: str, results: Any, target: Callabl
     try:
         value = target(WorkerGroup(rank, size), *args)
     except BaseException as error:
-        results.put(("error", error))
+        results.put(pickle.dumps(("error", error)))
         raise
     finally:
         dist.destroy_process_group()
     if rank == 0:
-        results.put(("result", value))
+        # Pickled here, not by the queue: torch's reducers would share a tensor's memory through a file
+        # descriptor that dies with this process.
+        results.put(pickle.dumps(("result", value)))

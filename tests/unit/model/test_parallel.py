@@ -13,8 +13,11 @@ import torch.distributed as dist
 from model.checkpoint import load_checkpoint
 from model.data import DataError
 from model.parallel import WorkerGroup, run_workers
-from model.train import main, train
-from tests.unit.model.test_training import TINY, small_run
+from model.tasks import make_pairs
+from model.tokenizer import Tokenizer, train_tokenizer
+from model.train import TrainConfig, main, step_loss, train
+from model.transformer import Transformer
+from tests.unit.model.test_training import PAIRS, TINY, small_run
 
 
 @pytest.mark.parametrize("size", [1, 2, 3])
@@ -26,9 +29,37 @@ def test_the_workers_share_every_micro_batch_once_in_a_snake(size: int) -> None:
         assert shares == [[0, 3, 4, 7, 8], [1, 2, 5, 6, 9, 10]]
 
 
+def _step_gradient(group: WorkerGroup, folder: str) -> list[torch.Tensor]:
+    """One step's loss back-propagated by `group` over PAIRS (the same model in every worker): the gradient."""
+    tokenizer = Tokenizer.from_file(Path(folder) / "tokenizer.json")
+    encoded = [(tokenizer.encode(s), tokenizer.encode(t)) for s, t in PAIRS * 2]
+    pairs = make_pairs("seq2seq", encoded, seed=0, mask_id=tokenizer.mask_id)
+    config = dataclasses.replace(
+        TINY, vocab_size=tokenizer.vocab_size, pad_id=tokenizer.pad_id, bos_id=tokenizer.bos_id, eos_id=tokenizer.eos_id
+    )
+    torch.manual_seed(0)
+    model = Transformer(config).train()
+    step_loss(model, pairs, tokenizer, TrainConfig(micro_batch_size=3), torch.device("cpu"), group)
+    return [p.grad.clone() for p in model.parameters()]
+
+
+@pytest.mark.slow
+def test_two_workers_sum_to_the_steps_gradient(tmp_path: Path) -> None:
+    """Each worker back-propagates its micro-batches; summed, they are the gradient of the whole step."""
+    texts = [text for pair in PAIRS for text in pair]
+    train_tokenizer(texts, vocab_size=300).save(str(tmp_path / "tokenizer.json"))
+    alone = _step_gradient(WorkerGroup(), str(tmp_path))
+    shared = run_workers(_step_gradient, 2, str(tmp_path))
+    for a, b in zip(alone, shared, strict=True):
+        torch.testing.assert_close(b, a, rtol=1e-4, atol=1e-6)
+
+
 @pytest.mark.slow
 def test_two_workers_train_as_one_process(tmp_path: Path) -> None:
-    """The same losses and weights as one process: the workers' gradients add up to the step's gradient."""
+    """The same losses as one process, step after step, and the same validation loss at the end.
+
+    (Weights are not compared: summed in another order, a near-zero gradient differs in its last bits,
+    and Adam, dividing it by its own size, moves such a weight by up to a learning rate either way.)"""
     (tmp_path / "one").mkdir()
     (tmp_path / "two").mkdir()
     common = {"steps": 12, "micro_batch_size": 2, "checkpoint_every": 12, "label_smoothing": 0.1}
@@ -38,12 +69,8 @@ def test_two_workers_train_as_one_process(tmp_path: Path) -> None:
     losses = train(two, TINY, progress=False)
     assert losses == pytest.approx(expected, rel=1e-5)
     assert len(set(losses)) > 1
-    one_weights = load_checkpoint(one.out).model.state_dict()
-    two_weights = load_checkpoint(two.out).model.state_dict()
-    for name, weight in one_weights.items():
-        # Summed in another order, a near-zero gradient differs in its last bits, and Adam divides it by
-        # its own size: such a weight moves by up to a step's learning rate (3e-3) differently, no more.
-        torch.testing.assert_close(two_weights[name], weight, rtol=0, atol=1e-3)
+    one_valid = load_checkpoint(one.out).metadata["history"][-1]["valid_loss"]
+    assert load_checkpoint(two.out).metadata["history"][-1]["valid_loss"] == pytest.approx(one_valid, rel=1e-5)
 
 
 def _sum_or_fail(group: WorkerGroup) -> float:
