@@ -170,9 +170,10 @@ def test_python_m_service_sigterm_drains(tiny_model_dir, tmp_path):
         wait_process_ready(proc, url, timeout_s=120)
         result = {}
         body = {
-            # Long inputs, so that the tiny model's copies take many steps: the work outlasts the signal.
-            "inputs": ["Tengo 21 años y 3 gatos, dos perros y un loro que habla sin parar todo el día."] * 16,
-            "parameters": {"max_new_tokens": 64, "num_beams": 4},
+            # Work that outlasts the signal: 32 rows sampled hot, so that they rarely pick EOS early (with beams,
+            # the tiny model wrote "The 200000000000" and ended before the gauges were read: a flake in CI-like runs).
+            "inputs": ["Tengo 21 años y 3 gatos, dos perros y un loro que habla sin parar todo el día."] * 32,
+            "parameters": {"max_new_tokens": 64, "do_sample": True, "temperature": 3.0, "seed": 7},
         }
         thread = threading.Thread(target=lambda: result.update(r=httpx.post(f"{url}/generate", json=body, timeout=120)))
         thread.start()
