@@ -66,7 +66,7 @@ SINGLE_WEIGHTS := $(STAGE6_WEIGHTS),date_written_es=0.25,date_written_en=0.25,da
 SINGLE_RUN_FLAGS ?= --out $(SINGLE_CHECKPOINT) --steps 8600 --batch-size 64 --micro-batch-size 8 --workers 2 \
 	--d-model 192 --d-ff 768 --n-heads 4 --dropout 0 --learning-rate 0.0012 --warmup-steps 500 --cooldown-steps 1800 \
 	--valid-every 1200 --checkpoint-every 600 --max-length 128 --vocab-size 1000 --seed 0 --copy-drill-share 0.0625 \
-	--category-weights $(SINGLE_WEIGHTS)
+	--category-weights $(SINGLE_WEIGHTS) --precision auto
 
 # The bundled model ships fp32 and int8 only, to stay under 25 MB; on a GPU machine
 # `make export EXPORT_FLAGS=` adds the fp16 variant (bench/gpu.py also adds it when missing).

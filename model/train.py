@@ -14,7 +14,6 @@ import shutil
 import sys
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import torch
@@ -27,86 +26,15 @@ from model.data import DataError, Example
 from model.decoding import greedy_decode
 from model.drills import CopyDrills
 from model.parallel import ONE_PROCESS, WorkerGroup, run_workers
+from model.precision import PRECISIONS, resolve_precision, step_precision
 from model.tasks import TASKS, TokenPair, make_pairs
 from model.tokenizer import Tokenizer, train_tokenizer
+from model.train_config import TrainConfig as TrainConfig
 from model.train_source import PairSource as PairSource
 from model.train_source import parse_category_weights as parse_category_weights
 from model.train_source import stable_bucket as stable_bucket
 from model.transformer import Transformer
 from model.words import forbidden_words
-
-
-@dataclass(frozen=True)
-class TrainConfig:
-    out: str = field(
-        default="runs/normalize", metadata={"help": "Checkpoint directory to write (and to read with --resume)."}
-    )
-    task: str = field(
-        default="seq2seq", metadata={"help": "What to learn: seq2seq (source to target pairs), denoise or prefix_lm."}
-    )
-    data: str | None = field(
-        default=None,
-        metadata={"help": "A TSV file of source<TAB>target lines; unset = the bundled normalization generator."},
-    )
-    steps: int = field(default=6000, metadata={"help": "Optimizer steps to train."})
-    batch_size: int = field(default=64, metadata={"help": "Sequences per optimizer step."})
-    micro_batch_size: int = field(
-        default=16,
-        metadata={"help": "Sequences per forward pass (gradient accumulation; the step's gradient is the same)."},
-    )
-    learning_rate: float = field(default=1e-3, metadata={"help": "Peak learning rate, reached at the end of warm-up."})
-    warmup_steps: int = field(default=400, metadata={"help": "Steps of linear learning-rate warm-up."})
-    cooldown_steps: int = field(
-        default=0, metadata={"help": "The last steps, over which the learning rate falls linearly to zero."}
-    )
-    weight_decay: float = field(default=0.01, metadata={"help": "AdamW weight decay."})
-    label_smoothing: float = field(default=0.1, metadata={"help": "Label smoothing of the cross-entropy loss."})
-    clip_norm: float = field(default=1.0, metadata={"help": "Gradient norm clipping threshold."})
-    seed: int = field(default=0, metadata={"help": "Seed of the data order, initialization and dropout."})
-    vocab_size: int = field(
-        default=2000, metadata={"help": "Size of the byte-level BPE tokenizer trained for the run."}
-    )
-    tokenizer_corpus: int = field(default=60000, metadata={"help": "Examples the tokenizer is trained on."})
-    segmentation_noise: float = field(
-        default=0.0, metadata={"help": "Chance of undoing each BPE merge in training examples (BPE-dropout)."}
-    )
-    copy_drill_share: float = field(
-        default=0.0, metadata={"help": "Share of each batch replaced by copy drills (model/drills.py)."}
-    )
-    valid_every: int = field(default=500, metadata={"help": "Validate every this many steps."})
-    valid_size: int = field(default=256, metadata={"help": "Validation examples."})
-    checkpoint_every: int = field(default=500, metadata={"help": "Write a checkpoint every this many steps."})
-    max_length: int = field(
-        default=128, metadata={"help": "Tokens per side, EOS included; a longer example is an error."}
-    )
-    threads: int = field(default=0, metadata={"help": "torch threads; 0 = torch's default (1 with --workers)."})
-    workers: int = field(
-        default=1,
-        metadata={
-            "help": "CPU processes that share each step's micro-batches, their gradients summed (model/parallel.py); "
-            "on a small model two one-thread workers beat one two-thread process."
-        },
-    )
-    device: str = field(default="auto", metadata={"help": "auto (CUDA when present), cpu or cuda."})
-    resume: bool = field(default=False, metadata={"help": "Continue from the checkpoint in --out."})
-    init_from: str | None = field(
-        default=None,
-        metadata={
-            "help": "Start a new run (fresh optimizer, step 0, its own schedule) from this checkpoint's weights "
-            "and tokenizer, e.g. one python -m export.recover rebuilt; --resume in --out takes precedence."
-        },
-    )
-    category_weights: str | None = field(
-        default=None,
-        metadata={
-            "help": "Bundled generator only: category=weight pairs, comma-separated, replacing those categories' "
-            "TRAIN_CATEGORY_WEIGHTS (model/data.py) for this run, e.g. sentence_multiple_en=5,paragraph_mixed=4."
-        },
-    )
-    stop_after: int | None = field(
-        default=None,
-        metadata={"help": "Stop (with a checkpoint) after this step; unset = run all --steps (tests of resume)."},
-    )
 
 
 def learning_rate_factor(step: int, warmup: int, total: int = 0, cooldown: int = 0) -> float:
@@ -192,9 +120,11 @@ def step_loss(
     ordered = sorted(pairs, key=lambda p: (len(p.source) + len(p.target), p.source, p.target))
     target_tokens = sum(len(p.target) + 1 for p in ordered)  # + EOS
     total_loss, real_tokens = 0.0, 0
+    precision = resolve_precision(config.precision, device)
     for start in group.own_share(range(0, len(ordered), config.micro_batch_size)):
         batch = to_device(collate(ordered[start : start + config.micro_batch_size], tokenizer), device)
-        loss = batch_loss(model, batch, config.label_smoothing, tokenizer.pad_id, reduction="sum") / target_tokens
+        with step_precision(precision, device):
+            loss = batch_loss(model, batch, config.label_smoothing, tokenizer.pad_id, reduction="sum") / target_tokens
         loss.backward()
         total_loss += loss.item()
         real_tokens += int(batch["src_mask"].sum() + batch["tgt_mask"].sum())
@@ -278,6 +208,7 @@ def train_in_group(workers: WorkerGroup, config: TrainConfig, model_config: Mode
     source = PairSource(config)  # reads and checks the whole TSV before anything trains
     tokenizer = build_tokenizer(config, source, out)
     device = pick_device(config.device)
+    config = dataclasses.replace(config, precision=resolve_precision(config.precision, device))  # as checkpointed
     start_step = 0
     history: list[dict[str, float]] = []
     if config.resume and (out / "config.json").exists():
@@ -371,8 +302,9 @@ def parse_args(argv: Sequence[str] | None = None) -> tuple[TrainConfig, ModelCon
             text = f"{f.metadata['help']} (default: %(default)s)"  # every field has one: tests/unit/test_cli_help.py
             if f.type in ("bool", bool):
                 section.add_argument(flag, action=argparse.BooleanOptionalAction, default=f.default, help=text)
-            elif f.name == "task":
-                section.add_argument(flag, choices=TASKS, default=f.default, help=text)
+            elif f.name in ("task", "precision"):
+                choices = TASKS if f.name == "task" else PRECISIONS
+                section.add_argument(flag, choices=choices, default=f.default, help=text)
             else:
                 base_type = str(f.type).split("|")[0].strip()  # "int | None" parses as int
                 kind = {"int": int, "float": float}.get(base_type, str)

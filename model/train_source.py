@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from model.data import CATEGORIES, DataError, Example, generate_examples, read_pairs_tsv
 
 if TYPE_CHECKING:
-    from model.train import TrainConfig
+    from model.train_config import TrainConfig
 
 
 def parse_category_weights(text: str | None) -> dict[str, float]:

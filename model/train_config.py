@@ -1,0 +1,86 @@
+"""How a training run is configured: every field is a `python -m model.train` flag (model/train.py)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    out: str = field(
+        default="runs/normalize", metadata={"help": "Checkpoint directory to write (and to read with --resume)."}
+    )
+    task: str = field(
+        default="seq2seq", metadata={"help": "What to learn: seq2seq (source to target pairs), denoise or prefix_lm."}
+    )
+    data: str | None = field(
+        default=None,
+        metadata={"help": "A TSV file of source<TAB>target lines; unset = the bundled normalization generator."},
+    )
+    steps: int = field(default=6000, metadata={"help": "Optimizer steps to train."})
+    batch_size: int = field(default=64, metadata={"help": "Sequences per optimizer step."})
+    micro_batch_size: int = field(
+        default=16,
+        metadata={"help": "Sequences per forward pass (gradient accumulation; the step's gradient is the same)."},
+    )
+    learning_rate: float = field(default=1e-3, metadata={"help": "Peak learning rate, reached at the end of warm-up."})
+    warmup_steps: int = field(default=400, metadata={"help": "Steps of linear learning-rate warm-up."})
+    cooldown_steps: int = field(
+        default=0, metadata={"help": "The last steps, over which the learning rate falls linearly to zero."}
+    )
+    weight_decay: float = field(default=0.01, metadata={"help": "AdamW weight decay."})
+    label_smoothing: float = field(default=0.1, metadata={"help": "Label smoothing of the cross-entropy loss."})
+    clip_norm: float = field(default=1.0, metadata={"help": "Gradient norm clipping threshold."})
+    seed: int = field(default=0, metadata={"help": "Seed of the data order, initialization and dropout."})
+    vocab_size: int = field(
+        default=2000, metadata={"help": "Size of the byte-level BPE tokenizer trained for the run."}
+    )
+    tokenizer_corpus: int = field(default=60000, metadata={"help": "Examples the tokenizer is trained on."})
+    segmentation_noise: float = field(
+        default=0.0, metadata={"help": "Chance of undoing each BPE merge in training examples (BPE-dropout)."}
+    )
+    copy_drill_share: float = field(
+        default=0.0, metadata={"help": "Share of each batch replaced by copy drills (model/drills.py)."}
+    )
+    valid_every: int = field(default=500, metadata={"help": "Validate every this many steps."})
+    valid_size: int = field(default=256, metadata={"help": "Validation examples."})
+    checkpoint_every: int = field(default=500, metadata={"help": "Write a checkpoint every this many steps."})
+    max_length: int = field(
+        default=128, metadata={"help": "Tokens per side, EOS included; a longer example is an error."}
+    )
+    threads: int = field(default=0, metadata={"help": "torch threads; 0 = torch's default (1 with --workers)."})
+    workers: int = field(
+        default=1,
+        metadata={
+            "help": "CPU processes that share each step's micro-batches, their gradients summed (model/parallel.py); "
+            "on a small model two one-thread workers beat one two-thread process."
+        },
+    )
+    device: str = field(default="auto", metadata={"help": "auto (CUDA when present), cpu or cuda."})
+    precision: str = field(
+        default="fp32",
+        metadata={
+            "help": "fp32, bf16 (forward and backward under bf16 autocast, weights and optimizer in fp32) or auto: "
+            "bf16 where the CPU multiplies bf16 natively (avx512_bf16, amx_bf16) or on CUDA, else fp32 "
+            "(model/precision.py)."
+        },
+    )
+    resume: bool = field(default=False, metadata={"help": "Continue from the checkpoint in --out."})
+    init_from: str | None = field(
+        default=None,
+        metadata={
+            "help": "Start a new run (fresh optimizer, step 0, its own schedule) from this checkpoint's weights "
+            "and tokenizer, e.g. one python -m export.recover rebuilt; --resume in --out takes precedence."
+        },
+    )
+    category_weights: str | None = field(
+        default=None,
+        metadata={
+            "help": "Bundled generator only: category=weight pairs, comma-separated, replacing those categories' "
+            "TRAIN_CATEGORY_WEIGHTS (model/data.py) for this run, e.g. sentence_multiple_en=5,paragraph_mixed=4."
+        },
+    )
+    stop_after: int | None = field(
+        default=None,
+        metadata={"help": "Stop (with a checkpoint) after this step; unset = run all --steps (tests of resume)."},
+    )
