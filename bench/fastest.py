@@ -19,7 +19,7 @@ from bench import runtimes
 from bench.ct2 import Ct2Seq2Seq
 from bench.models import BASE_NEW_TOKENS, BenchModel, base_sources
 from bench.report import Figure
-from bench.workload import alternate, make_engine, serve_concurrently
+from bench.workload import alternate, make_engine, serve_concurrently, share_of_equal_outputs
 from service.engine import Engine, GenerationParams
 
 logger = logging.getLogger(__name__)
@@ -103,7 +103,7 @@ async def run(model: BenchModel, *, rounds: int) -> list[Figure]:
     finally:
         for engine in engines.values():
             await engine.stop(timeout_s=30)
-    same = {name: _agreement(outputs[name], outputs[FP32]) for name in contenders}
+    same = {name: share_of_equal_outputs(outputs[name], outputs[FP32]) for name in contenders}
     fastest, fastest_peer = pick_fastest(result.median, same, atento=list(engines), peers=list(peers))
 
     def detail(name: str, baseline: str) -> str:
@@ -166,7 +166,3 @@ def pick_fastest(
 
 def _cpu(cpu_rates: dict[str, list[float]], name: str) -> float:
     return statistics.median(cpu_rates[name][1:] or cpu_rates[name])  # the warm-up's left out
-
-
-def _agreement(a: Sequence[Sequence[int]], b: Sequence[Sequence[int]]) -> float:
-    return sum(list(x) == list(y) for x, y in zip(a, b, strict=True)) / len(a)

@@ -16,7 +16,7 @@ from bench.ct2 import Ct2Seq2Seq
 from bench.hardware import flops_per_token
 from bench.models import BenchModel
 from bench.report import Figure
-from bench.workload import Alternated, alternate, make_engine, serve_concurrently, timed
+from bench.workload import Alternated, alternate, make_engine, serve_concurrently, share_of_equal_outputs, timed
 from model.decoding import greedy_decode
 from service.engine import Engine, GenerationParams
 from service.engine.model_dir import load_model_directory
@@ -98,7 +98,7 @@ async def compare(
             exact=exact,
             with_torch=variant == "fp32" and engine.device == "cpu",
         )
-        same = {name: _agreement(atento_out, decode()) for name, decode in decoders.items()}
+        same = {name: share_of_equal_outputs(atento_out, decode()) for name, decode in decoders.items()}
         reps = max(1, 8 // batch)  # small batches: several per round, so a round lasts long enough
         contenders = {"atento": _atento(engine, batch_texts, params, reps)}
         contenders.update({name: timed(_repeated(decode, reps)) for name, decode in decoders.items()})
@@ -193,10 +193,6 @@ def _figures(result: Alternated, *, label: str, batch: int, same: dict[str, floa
         )
     )
     return figures
-
-
-def _agreement(a: Sequence[Sequence[int]], b: Sequence[Sequence[int]]) -> float:
-    return sum(list(x) == list(y) for x, y in zip(a, b, strict=True)) / len(a)
 
 
 async def run(

@@ -73,6 +73,8 @@ COMMANDS = {
     "hardware": "python -m bench --hardware",
     "gpu": "python -m bench.gpu",
     "openvino": "python -m bench --openvino",
+    "marian": "python -m bench --marian",
+    "fastest": "python -m bench --fastest",
 }
 
 
@@ -81,7 +83,7 @@ def markdown(figures: list[Figure]) -> str:
     for f in figures:
         value = f"{f.value:.2f}x" if f.unit == "x" else f"{f.value:,.1f} {f.unit}"
         bar = f.target + (" ✔" if f.passed else " ✘" if f.passed is False else "")
-        command = COMMANDS.get(f.benchmark, "python -m bench")
+        command = COMMANDS[f.benchmark]
         lines.append(f"| {f.benchmark} | {f.label} | {value} | {bar} | {f.detail} | `{command}` |")
     return "\n".join(lines)
 

@@ -16,7 +16,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 
 from bench.report import Figure
-from bench.workload import alternate, closed_loop, make_engine, serve_concurrently
+from bench.workload import alternate, closed_loop, make_engine, serve_concurrently, share_of_equal_outputs
 from service.engine import Engine, GenerationParams, GenerationResult
 
 logger = logging.getLogger(__name__)
@@ -96,7 +96,7 @@ async def run(
         if name == BASELINE:
             continue
         low, high = result.spread(name, BASELINE)
-        same = _agreement(outputs[name], outputs[BASELINE])
+        same = share_of_equal_outputs(outputs[name], outputs[BASELINE])
         figures.append(
             Figure(
                 "openvino",
@@ -134,7 +134,3 @@ def batch_workload(texts: Sequence[str], *, max_new_tokens: int) -> Workload:
         return await serve_concurrently(engine, texts, params)
 
     return workload
-
-
-def _agreement(a: Sequence[Sequence[int]], b: Sequence[Sequence[int]]) -> float:
-    return sum(list(x) == list(y) for x, y in zip(a, b, strict=True)) / len(a)

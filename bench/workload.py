@@ -159,6 +159,11 @@ async def alternate(contenders: dict[str, Callable[[], Awaitable[float]]], *, ro
     return Alternated(rates)
 
 
+def share_of_equal_outputs(a: Sequence[Sequence[int]], b: Sequence[Sequence[int]]) -> float:
+    """The share of rows whose token ids are equal in `a` and `b` (the same inputs, two ways of decoding)."""
+    return sum(list(x) == list(y) for x, y in zip(a, b, strict=True)) / len(a)
+
+
 def timed(function: Callable[[], int]) -> Callable[[], Awaitable[float]]:
     """A synchronous tokens-producing call as an alternate() contender (tokens/s)."""
 

@@ -109,7 +109,7 @@ def _leader_result(workers: list[Any], results: Any) -> Any:
             kind, value = pickle.loads(results.get())
             if kind == "error":
                 raise value
-            for worker in workers:
+            for worker in workers:  # each ends its process group cleanly, not terminated by run_workers
                 worker.join()
             return value
         failed = [w for w in workers if w.exitcode not in (None, 0)]

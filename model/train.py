@@ -195,17 +195,24 @@ def train(config: TrainConfig, model_config: ModelConfig, *, progress: bool = Tr
         return train_in_group(ONE_PROCESS, config, model_config, progress)
     if pick_device(config.device).type != "cpu":
         raise DataError("--workers shares a step between CPU processes; on a GPU train with one (--workers 1)")
-    build_tokenizer(config, PairSource(config), Path(config.out))  # once, before the workers read it
-    return run_workers(train_in_group, config.workers, config, model_config, progress)
+    source = PairSource(config)  # read and checked once: the workers get it, not the file
+    build_tokenizer(config, source, Path(config.out))  # once, before the workers read it
+    return run_workers(train_in_group, config.workers, config, model_config, progress, source)
 
 
-def train_in_group(workers: WorkerGroup, config: TrainConfig, model_config: ModelConfig, progress: bool) -> list[float]:
+def train_in_group(
+    workers: WorkerGroup,
+    config: TrainConfig,
+    model_config: ModelConfig,
+    progress: bool,
+    source: PairSource | None = None,
+) -> list[float]:
     """The training loop of one worker (the only one without --workers); the leader validates and checkpoints."""
     torch.use_deterministic_algorithms(True)
     if config.threads:
         torch.set_num_threads(config.threads)
     out = Path(config.out)
-    source = PairSource(config)  # reads and checks the whole TSV before anything trains
+    source = source or PairSource(config)  # reads and checks the whole TSV before anything trains
     tokenizer = build_tokenizer(config, source, out)
     device = pick_device(config.device)
     config = dataclasses.replace(config, precision=resolve_precision(config.precision, device))  # as checkpointed

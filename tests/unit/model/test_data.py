@@ -515,3 +515,12 @@ def test_leap_days_are_dates_and_29_february_of_common_years_none(
     ):
         common = [m for ex in train if (m := re.search(pattern, ex.target))]
         assert common and all(not calendar.isleap(int(m[1])) for m in common), pattern
+
+
+def test_training_draws_spoken_leap_days_as_often_as_common_years_29_february(train: list[Example]) -> None:
+    """Which years are leap is learned from examples: at a 15% leap share a run saw twice as many common
+    years' 29 Februaries (impossible dates) as leap days and wrote every spoken leap day as no date."""
+    leap = sum(bool(re.search(r"\d{4}-02-29", ex.target)) for ex in train if ex.category.startswith("date_spoken"))
+    common_years = r"\b29 de febrero de \d{4}|February twenty-ninth, \d{4}|twenty-ninth of February, \d{4}"
+    common = sum(bool(re.search(common_years, ex.target)) for ex in train if ex.category.startswith("date_impossible"))
+    assert common > 20 and 0.6 < leap / common < 2.0, (leap, common)
