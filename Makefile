@@ -58,8 +58,9 @@ TRAIN_STAGE6_FLAGS ?= --init-from $(TRAIN_STAGE5) --out $(CHECKPOINT) --steps 80
 # matches them (issue 19 asks for 90 minutes): 8600 steps, a 500-step warm-up to 1.2e-3, inverse
 # square-root decay, a linear cool-down to zero over the last 1800 steps; categories drawn as below;
 # micro-batches of 8 (the same gradient as 16, 10% faster on a CPU: less padding) shared by two one-thread
-# workers (model/parallel.py). 87 min 49 s with its evaluation on a 2-core AMD EPYC (Zen 4, 2026-12-03):
-# 98.7% served with the guard off, 99.3% on, against the six stages' 99.1% and 99.3% (README, "The bundled model").
+# workers (model/parallel.py), in bf16 where the CPU has it (--precision auto). 78 min 32 s with its evaluation
+# on a 2-core AMD EPYC (Zen 4, bf16, 2026-12-03): 98.9% served with the guard off, 99.2% on, against the six
+# stages' 99.1% and 99.25% (README, "The bundled model").
 SINGLE_CHECKPOINT ?= runs/normalize-single
 # Stage 6's weights, but written dates at the generator's default and spoken dates and paragraphs more.
 SINGLE_WEIGHTS := $(STAGE6_WEIGHTS),date_written_es=0.25,date_written_en=0.25,date_spoken_es=1.5,date_spoken_en=1.5,paragraph_mixed=4.5
