@@ -29,7 +29,7 @@ def test_the_workers_share_every_micro_batch_once_in_a_snake(size: int) -> None:
         assert shares == [[0, 3, 4, 7, 8], [1, 2, 5, 6, 9, 10]]
 
 
-def _step_gradient(group: WorkerGroup, folder: str) -> list[torch.Tensor]:
+def _step_gradient(group: WorkerGroup, folder: str, precision: str = "fp32") -> list[torch.Tensor]:
     """One step's loss back-propagated by `group` over PAIRS (the same model in every worker): the gradient."""
     tokenizer = Tokenizer.from_file(Path(folder) / "tokenizer.json")
     encoded = [(tokenizer.encode(s), tokenizer.encode(t)) for s, t in PAIRS * 2]
@@ -39,7 +39,7 @@ def _step_gradient(group: WorkerGroup, folder: str) -> list[torch.Tensor]:
     )
     torch.manual_seed(0)
     model = Transformer(config).train()
-    step_loss(model, pairs, tokenizer, TrainConfig(micro_batch_size=3), torch.device("cpu"), group)
+    step_loss(model, pairs, tokenizer, TrainConfig(micro_batch_size=3, precision=precision), torch.device("cpu"), group)
     return [p.grad.clone() for p in model.parameters()]
 
 
