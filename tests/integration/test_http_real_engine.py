@@ -159,6 +159,10 @@ def test_python_m_service_sigterm_drains(tiny_model_dir, tmp_path):
             str(port),
             "--shutdown-grace-s",
             "30",
+            # One sequence per step: the 32 rows run one after another, so the request lasts seconds on any CPU
+            # (batched, it could begin and end between two reads of the gauges: it failed CI twice).
+            "--batching.max-batch-size",
+            "1",
         ],
         cwd=ROOT,
         env=env,
@@ -171,9 +175,9 @@ def test_python_m_service_sigterm_drains(tiny_model_dir, tmp_path):
         result = {}
         body = {
             # Work that outlasts the signal: 32 rows sampled hot, so that they rarely pick EOS early (with beams,
-            # the tiny model wrote "The 200000000000" and ended before the gauges were read: a flake in CI-like runs).
+            # the tiny model wrote "The 200000000000" and ended at once).
             "inputs": ["Tengo 21 años y 3 gatos, dos perros y un loro que habla sin parar todo el día."] * 32,
-            "parameters": {"max_new_tokens": 64, "do_sample": True, "temperature": 3.0, "seed": 7},
+            "parameters": {"max_new_tokens": 100, "do_sample": True, "temperature": 3.0, "seed": 7},
         }
         thread = threading.Thread(target=lambda: result.update(r=httpx.post(f"{url}/generate", json=body, timeout=120)))
         thread.start()
@@ -187,7 +191,9 @@ def test_python_m_service_sigterm_drains(tiny_model_dir, tmp_path):
         assert proc.wait(timeout=120) == 0
         assert result["r"].status_code == 200, result["r"].text
         log = proc.stderr.read()
-        assert '"request_id"' in log and "draining" in log
+        # The request finished during the drain, not before the signal: its access line follows "draining".
+        assert "draining" in log and '"route": "/generate", "status": 200' in log, log
+        assert log.index("draining") < log.index('"route": "/generate", "status": 200'), log
     finally:
         if proc.poll() is None:
             proc.kill()
