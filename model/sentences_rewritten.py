@@ -46,6 +46,8 @@ LEAP_DAY_SHARE = 0.06
 # common years' 29 Februaries among the impossible dates, and wrote every spoken leap day as no date
 # (2000 included); at 0.4 the two are drawn about equally often.
 LEAP_DAY_SHARE_IN_TRAINING = 0.4
+# How many of training's leap days and impossible dates stand in a carrier sentence; the rest are bare.
+LEAP_AND_IMPOSSIBLE_IN_CARRIER_SHARE = 0.7
 
 
 def cardinal(rng: random.Random, split: str, lang: str) -> Pair:
@@ -57,8 +59,12 @@ def date(rng: random.Random, split: str, lang: str, spoken: bool) -> Pair:
     if rng.random() < (LEAP_DAY_SHARE_IN_TRAINING if split == "train" else LEAP_DAY_SHARE):
         d = sample_leap_day(rng)
         pair = date_source(d, lang, rng, spoken=spoken), d.isoformat()
-        # Every split draws every leap day: held out, one stands in a held-out carrier, never bare as in train.
-        return _in_carrier(rng, split, f"date_{lang}", pair, "d") if split != "train" else pair
+        # Every split draws every leap day: held out, one always stands in a held-out carrier (bare, it would
+        # repeat a training source). Training puts most in carriers too, as it does the impossible dates:
+        # when training drew them only bare, every model wrote a leap day inside a sentence as no date (the
+        # only 29 Februaries it had seen in sentences were the common years' impossible ones).
+        in_carrier = split != "train" or rng.random() < LEAP_AND_IMPOSSIBLE_IN_CARRIER_SHARE
+        return _in_carrier(rng, split, f"date_{lang}", pair, "d") if in_carrier else pair
     d = sample_date(rng, split)
     return date_source(d, lang, rng, spoken=spoken), d.isoformat()
 
@@ -113,7 +119,8 @@ def impossible(rng: random.Random, split: str, lang: str) -> Pair:
     with_year = rng.random() < 0.6 or (month, day) == (2, 29)
     pair = impossible_date(year, month, day, lang, rng, with_year=with_year)
     # Held-out splits always use a held-out carrier: bare, the few impossible days repeat across splits.
-    return _in_carrier(rng, split, f"date_{lang}", pair, "d") if split != "train" or rng.random() < 0.7 else pair
+    in_carrier = split != "train" or rng.random() < LEAP_AND_IMPOSSIBLE_IN_CARRIER_SHARE
+    return _in_carrier(rng, split, f"date_{lang}", pair, "d") if in_carrier else pair
 
 
 def expression_sentence(rng: random.Random, split: str, lang: str) -> Pair:

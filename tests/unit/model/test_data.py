@@ -524,3 +524,14 @@ def test_training_draws_spoken_leap_days_as_often_as_common_years_29_february(tr
     common_years = r"\b29 de febrero de \d{4}|February twenty-ninth, \d{4}|twenty-ninth of February, \d{4}"
     common = sum(bool(re.search(common_years, ex.target)) for ex in train if ex.category.startswith("date_impossible"))
     assert common > 20 and 0.6 < leap / common < 2.0, (leap, common)
+
+
+def test_training_puts_leap_days_in_sentences_as_it_does_common_years_29_february(train: list[Example]) -> None:
+    """The test split has its leap days inside sentences; when training drew them only bare, every model wrote
+    a leap day in a sentence as no date: the only 29 Februaries it had seen in sentences were impossible ones."""
+    leap_targets = [ex.target for ex in train if re.search(r"\d{4}-02-29", ex.target)]
+    in_sentences = [t for t in leap_targets if not re.fullmatch(r"\d{4}-02-29", t)]
+    assert len(leap_targets) > 20 and 0.5 < len(in_sentences) / len(leap_targets) < 0.9, (
+        len(in_sentences),
+        len(leap_targets),
+    )
