@@ -221,14 +221,21 @@ def yearless_date(month: int, day: int, lang: str, rng: random.Random) -> tuple[
     return f"the {day_word} of {month_word}", f"the {day} of {month_word}"
 
 
-def sample_impossible_day(rng: random.Random, split: str) -> tuple[int, int, int]:
+def sample_impossible_day(rng: random.Random, split: str, *, common_29_february: float = 0.0) -> tuple[int, int, int]:
     """(year, month, day) with a day its month does not have: 30 or 31 February, 31 April, 29 February
-    of a common year."""
+    of a common year; the last at least `common_29_february` of the time."""
     while True:
         year = rng.randint(1900, 2099) if rng.random() < 0.6 else rng.randint(2000, 2099)
-        month = rng.choice((2, 2, 2, 4, 6, 9, 11))
-        last = calendar.monthrange(year, month)[1]
-        day = rng.randint(last + 1, 31 if month != 2 else 30)
+        if (
+            common_29_february and rng.random() < common_29_february
+        ):  # no draw otherwise: held-out splits stay as they were
+            if calendar.isleap(year):
+                continue
+            month, day = 2, 29
+        else:
+            month = rng.choice((2, 2, 2, 4, 6, 9, 11))
+            last = calendar.monthrange(year, month)[1]
+            day = rng.randint(last + 1, 31 if month != 2 else 30)
         if expression_split(f"impossible:{year}-{month}-{day}") == split:
             return year, month, day
 

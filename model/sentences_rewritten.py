@@ -46,6 +46,8 @@ LEAP_DAY_SHARE = 0.06
 # common years' 29 Februaries among the impossible dates, and wrote every spoken leap day as no date
 # (2000 included); at 0.4 the two are drawn about equally often.
 LEAP_DAY_SHARE_IN_TRAINING = 0.4
+# And as many common years' 29 Februaries, in the same places: only the year tells one from the other.
+COMMON_29_FEBRUARY_SHARE_IN_TRAINING = 0.4
 # How many of training's leap days and impossible dates stand in a carrier sentence; the rest are bare.
 LEAP_AND_IMPOSSIBLE_IN_CARRIER_SHARE = 0.7
 
@@ -112,7 +114,8 @@ def yearless(rng: random.Random, split: str, lang: str) -> Pair:
 
 
 def impossible(rng: random.Random, split: str, lang: str) -> Pair:
-    year, month, day = sample_impossible_day(rng, split)
+    common_29_february = COMMON_29_FEBRUARY_SHARE_IN_TRAINING if split == "train" else 0.0
+    year, month, day = sample_impossible_day(rng, split, common_29_february=common_29_february)
     # Without its year, 29 February is a date (of a leap year), rewritten as the yearless dates are:
     # left in words here it taught the model that "February twenty-ninth" stays words, and the
     # yearless English category lost almost all of its 29 Februaries. Only its common year makes it impossible.

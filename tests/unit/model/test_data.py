@@ -28,7 +28,7 @@ from model.data import (
     number_split,
     read_pairs_tsv,
 )
-from model.expressions import day_of_year_split, sample_day_of_year, sample_number
+from model.expressions import day_of_year_split, sample_day_of_year, sample_impossible_day, sample_number
 from model.pairs import read_pairs_jsonl, write_pairs_jsonl
 from model.short_text import LIST_MARKERS
 from model.tokenizer import Tokenizer
@@ -152,27 +152,37 @@ def test_spanish_numbers_agree_with_their_noun(train: list[Example]) -> None:
             assert not re.search(r"\b(una|uno|veintiuna|veintiuno|\w+ientas)\b", words), ex
 
 
+def _bare_date(ex: Example) -> tuple[str, dt.date]:
+    """The date's source words and its date; a leap day may stand in a carrier sentence (the test split's
+    always do), whose words around it the target repeats unchanged."""
+    iso = ISO.search(ex.target)
+    assert iso, ex
+    prefix, suffix = ex.target[: iso.start()], ex.target[iso.end() :]
+    if prefix or suffix:
+        assert iso.group().endswith("-02-29") and ex.source.startswith(prefix) and ex.source.endswith(suffix), ex
+    return ex.source[len(prefix) : len(ex.source) - len(suffix)], dt.date.fromisoformat(iso.group())
+
+
 def test_dates_become_iso_and_match_babel_or_spoken_form(train: list[Example]) -> None:
     groups = by_category(train)
     seen_formats = set()
     for ex in groups["date_written_es"] + groups["date_written_en"]:
-        assert re.fullmatch(ISO, ex.target), ex
-        d = dt.date.fromisoformat(ex.target)
+        source, d = _bare_date(ex)
         assert dt.date(1900, 1, 1) <= d <= dt.date(2099, 12, 31)
         locales = ("es_ES",) if ex.category.endswith("_es") else ("en_US", "en_GB")
         forms = {(loc, f): format_date(d, format=f, locale=loc) for loc in locales for f in ("full", "long", "medium")}
-        assert ex.source in forms.values(), ex
-        seen_formats.update(key for key, value in forms.items() if value == ex.source)
+        assert source in forms.values(), ex
+        seen_formats.update(key for key, value in forms.items() if value == source)
     assert {loc for loc, _ in seen_formats} == {"es_ES", "en_US", "en_GB"}
     assert {f for _, f in seen_formats} == {"full", "long", "medium"}
     for ex in groups["date_spoken_es"]:
-        d = dt.date.fromisoformat(ex.target)
-        assert parse_spanish(ex.source.rsplit(" de ", 1)[1]) == d.year, ex
-        assert not re.search(r"\d", ex.source)
+        source, d = _bare_date(ex)
+        assert parse_spanish(source.rsplit(" de ", 1)[1]) == d.year, ex
+        assert not re.search(r"\d", source)
     for ex in groups["date_spoken_en"]:
-        d = dt.date.fromisoformat(ex.target)
-        assert num2words(d.day, lang="en", to="ordinal") in ex.source, ex
-        assert not re.search(r"\d", ex.source)
+        source, d = _bare_date(ex)
+        assert num2words(d.day, lang="en", to="ordinal") in source, ex
+        assert not re.search(r"\d", source)
     assert any(ex.source.startswith("the ") for ex in groups["date_spoken_en"])
     assert any(re.search(r", twenty [a-z]", ex.source) for ex in groups["date_spoken_en"])  # 20xx read in pairs
     spoken_es = iter_examples(seed=2, split="train", categories=("date_spoken_es",))
@@ -518,12 +528,13 @@ def test_leap_days_are_dates_and_29_february_of_common_years_none(
 
 
 def test_training_draws_spoken_leap_days_as_often_as_common_years_29_february(train: list[Example]) -> None:
-    """Which years are leap is learned from examples: at a 15% leap share a run saw twice as many common
-    years' 29 Februaries (impossible dates) as leap days and wrote every spoken leap day as no date."""
+    """Which years are leap is learned from examples of both: at a 15% leap share a run saw twice as many
+    common years' 29 Februaries (impossible dates) as leap days and wrote every spoken leap day as no date;
+    with common years' 29 Februaries rare among the impossible dates, a run wrote most of them as dates."""
     leap = sum(bool(re.search(r"\d{4}-02-29", ex.target)) for ex in train if ex.category.startswith("date_spoken"))
     common_years = r"\b29 de febrero de \d{4}|February twenty-ninth, \d{4}|twenty-ninth of February, \d{4}"
     common = sum(bool(re.search(common_years, ex.target)) for ex in train if ex.category.startswith("date_impossible"))
-    assert common > 20 and 0.6 < leap / common < 2.0, (leap, common)
+    assert common > 20 and 0.5 < leap / common < 2.0, (leap, common)
 
 
 def test_training_puts_leap_days_in_sentences_as_it_does_common_years_29_february(train: list[Example]) -> None:
@@ -535,3 +546,15 @@ def test_training_puts_leap_days_in_sentences_as_it_does_common_years_29_februar
         len(in_sentences),
         len(leap_targets),
     )
+
+
+def test_common_years_29_february_drawn_on_request_and_held_out_splits_draw_as_before() -> None:
+    """Training asks for common years' 29 Februaries (only the year tells them from leap days); a held-out
+    split asks for none and must consume the same random numbers as before, or the test set would change."""
+    drawn = [sample_impossible_day(random.Random(seed), "train", common_29_february=1.0) for seed in range(200)]
+    assert all(month == 2 and day == 29 and not calendar.isleap(year) for year, month, day in drawn)
+    assert len({year for year, _, _ in drawn}) > 50
+    for seed in range(50):
+        plain, asked_none = random.Random(seed), random.Random(seed)
+        assert sample_impossible_day(plain, "test") == sample_impossible_day(asked_none, "test", common_29_february=0.0)
+        assert plain.random() == asked_none.random()
