@@ -6,6 +6,7 @@ Pure Python (re, difflib); imports only service.engine.errors.
 
 from __future__ import annotations
 
+import datetime as dt
 import difflib
 import re
 from collections import Counter
@@ -17,6 +18,8 @@ from service.engine.errors import ModelLoadError
 
 # A word (\w+: letters, digits, underscore in any script), a whitespace run, or any other single character.
 _TOKEN = re.compile(r"\w+|\s+|[^\w\s]", re.UNICODE)
+# An ISO calendar date as a rewrite writes one ("2020-02-29"), not inside a longer run of digits.
+_ISO_DATE = re.compile(r"(?<![\d-])(\d{4})-(\d{2})-(\d{2})(?![\d-])")
 
 
 def split_tokens(text: str) -> list[str]:
@@ -47,7 +50,8 @@ class EditGuard:
     at least one consumable word that is neither a digit run nor a connector (so "3,50" -> "250" and
     "un" -> "1" are reverted); and (b)
     its output side is non-empty and holds only tokens made of producible characters, whitespace,
-    and tokens of its source side (same case), each at most as often as it appears there.
+    and tokens of its source side (same case), each at most as often as it appears there; (c) it
+    writes no ISO date that the calendar does not have ("2001-02-29").
     Differing spans separated only by consumable tokens ("tres" -> "3", " y ", "cuatro" -> "4") are
     judged as one span, so an edit the aligner cut in pieces ("12 de abril de 1950" -> "1950-04-12",
     where "12" or "1950" aligns on its own) is judged whole. Anything else is reverted, pure
@@ -195,7 +199,9 @@ class EditGuard:
         edited = [t for kind, _, _, b1, b2 in region if kind != "equal" for t in out[b1:b2]]
         copied = [t for kind, _, _, b1, b2 in region if kind == "equal" for t in out[b1:b2]]
         beside = self._beside_substantive(context, offset + i1, offset + i2)
-        if self.allows(src[i1:i2], edited, copied=copied, beside_substantive=beside):
+        if not _writes_impossible_date(out, j1, j2) and self.allows(
+            src[i1:i2], edited, copied=copied, beside_substantive=beside
+        ):
             pieces.append(written)
             return True
         if final:
@@ -249,6 +255,27 @@ class EditGuard:
                     continue
             regions.append([op])
         return regions
+
+
+def _writes_impossible_date(out: list[str], j1: int, j2: int) -> bool:
+    """Whether out[j1:j2] writes part of an ISO date the calendar does not have ("2001-02-29"). The date may
+    begin or end in the tokens beside the span, which the aligner matched to the source ("2001" of "29 feb
+    2001"), so a few tokens on each side are read too."""
+    lo, hi = max(0, j1 - 4), min(len(out), j2 + 4)
+    text = "".join(out[lo:hi])
+    start = len("".join(out[lo:j1]))
+    stop = start + len("".join(out[j1:j2]))
+    return any(
+        m.start() < stop and m.end() > start and not _is_real_date(*m.groups()) for m in _ISO_DATE.finditer(text)
+    )
+
+
+def _is_real_date(year: str, month: str, day: str) -> bool:
+    try:
+        dt.date(int(year), int(month), int(day))
+    except ValueError:
+        return False
+    return True
 
 
 def _common_prefix(a: str, b: str) -> int:

@@ -45,6 +45,13 @@ def guard() -> EditGuard:
         ("es de 3,50", "es 2", [("de 3,50", "2")]),
         ("available on Thursday?", "available on 20?", [("Thursday", "20")]),  # a weekday alone is no date
         ("llega el jueves", "llega el 4", [("jueves", "4")]),
+        # A date the calendar does not have, written from words or from digits.
+        (
+            "The twenty-ninth of February, two thousand and one",
+            "2001-02-29",
+            [("The twenty-ninth of February, two thousand and one", "2001-02-29")],
+        ),
+        ("el 31 abr 1999 llovió", "el 1999-04-31 llovió", [("31 abr 1999", "1999-04-31")]),
     ],
 )
 def test_reverts_a_bad_edit(guard: EditGuard, source: str, output: str, reverted: list[tuple[str, str]]) -> None:
@@ -83,6 +90,8 @@ def test_a_reverted_span_leaves_the_good_ones(guard: EditGuard) -> None:
         ("on Thursday, the fifth of May", "on Thursday, the 5 of May"),
         ("tres y cuatro", "3 y 4"),
         ("Nothing to change here.", "Nothing to change here."),
+        ("veintinueve de febrero de dos mil veinte", "2020-02-29"),  # a leap year's
+        ("2001-02-29 y tres", "2001-02-29 y 3"),  # an impossible date copied from the source is no edit
     ],
 )
 def test_keeps_an_allowed_edit(guard: EditGuard, source: str, output: str) -> None:
