@@ -6,7 +6,10 @@ Writes the scores to CHECKPOINT/evaluation.json, which the export copies into th
 from __future__ import annotations
 
 import argparse
+import calendar
+import datetime as dt
 import json
+import random
 import sys
 import time
 from collections import defaultdict
@@ -20,6 +23,7 @@ import torch
 from model.checkpoint import Checkpoint, load_checkpoint
 from model.data import CATEGORIES, Example, generate_examples, read_pairs_tsv
 from model.decoding import beam_search, greedy_decode
+from model.expressions import date_source, impossible_date
 from model.pairs import read_pairs_jsonl, write_pairs_jsonl
 from model.tokenizer import Tokenizer
 
@@ -44,6 +48,24 @@ def test_examples(per_category: int, seed: int) -> list[Example]:
         if attempt > 50:
             raise RuntimeError(f"the generator does not produce every category: {dict(wanted)}")
     return [e for c in CATEGORIES for e in wanted[c]]
+
+
+def leap_day_probe(seed: int = 1) -> list[Example]:
+    """29 February of every year from 1900 to 2099 spoken in words, bare, in Spanish and English: a date in a
+    leap year ("2020-02-29"), no date in a common one ("29 de febrero de 2023"). Categories leap_es, leap_en,
+    common_es, common_en. Not held out (training draws every leap day): it asks whether a model reads the
+    year or only where the day stands (a bare 29 February was always a date in training before 783825c)."""
+    rng = random.Random(seed)
+    probe = []
+    for year in range(1900, 2100):
+        for lang in ("es", "en"):
+            if calendar.isleap(year):
+                day = dt.date(year, 2, 29)
+                probe.append(Example(date_source(day, lang, rng, spoken=True), day.isoformat(), f"leap_{lang}"))
+            else:
+                source, target = impossible_date(year, 2, 29, lang, rng, with_year=True)
+                probe.append(Example(source, target, f"common_{lang}"))
+    return probe
 
 
 def predict(
@@ -122,7 +144,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         metavar="FILE.jsonl",
         help="Also write the test examples as JSON lines, for the service's evaluator. (default: not written)",
     )
+    parser.add_argument(
+        "--write-leap-probe",
+        metavar="FILE.jsonl",
+        help="Write the leap-day probe (every year's spoken 29 February, bare; leap_day_probe) as JSON lines "
+        "and exit; evaluate it with --data. (default: not written)",
+    )
     args = parser.parse_args(argv)
+    if args.write_leap_probe:
+        write_pairs_jsonl(args.write_leap_probe, leap_day_probe())
+        return 0
     if args.threads:
         torch.set_num_threads(args.threads)
     checkpoint = load_checkpoint(args.checkpoint)

@@ -558,3 +558,17 @@ def test_common_years_29_february_drawn_on_request_and_held_out_splits_draw_as_b
         plain, asked_none = random.Random(seed), random.Random(seed)
         assert sample_impossible_day(plain, "test") == sample_impossible_day(asked_none, "test", common_29_february=0.0)
         assert plain.random() == asked_none.random()
+
+
+def test_the_leap_day_probe_holds_every_years_29_february_in_both_languages(tmp_path: Path) -> None:
+    from model.evaluate import leap_day_probe, main
+
+    probe = leap_day_probe()
+    # The leap years are 1904-2096, 49 of them: 1900 is common, 2000 leap.
+    assert Counter(ex.category for ex in probe) == {"leap_es": 49, "leap_en": 49, "common_es": 151, "common_en": 151}
+    for ex in probe:
+        year = int(re.search(r"\d{4}", ex.target).group())
+        assert calendar.isleap(year) == ex.category.startswith("leap") and not re.search(r"\d", ex.source), ex
+        assert (ex.target == f"{year}-02-29") == calendar.isleap(year), ex
+    assert main(["--write-leap-probe", str(tmp_path / "probe.jsonl")]) == 0
+    assert read_pairs_jsonl(tmp_path / "probe.jsonl") == probe

@@ -253,8 +253,20 @@ def _make_recipe(target: str) -> tuple[str, list[TrainConfig]]:
 
 
 def test_the_make_train_recipe_parses() -> None:
-    """Every stage of `make train` (the bundled model's recipe) is a valid model.train command line."""
-    _, outs = _make_recipe("train")
+    """`make train` (the bundled model's recipe): the single run from scratch, then two fine-tuning runs each
+    from the one before, the last writing runs/normalize, then its evaluation."""
+    commands, stages = _make_recipe("train")
+    assert len(stages) == 3
+    assert stages[0].init_from is None and not stages[0].resume and stages[0].out == "runs/normalize-single"
+    assert [stage.init_from for stage in stages[1:]] == [stage.out for stage in stages[:-1]]
+    assert stages[-1].out == "runs/normalize"
+    assert "-m model.evaluate --checkpoint runs/normalize" in commands
+
+
+def test_the_six_stage_recipe_parses() -> None:
+    """Every stage of `make train-six-stages` (the bundled model's recipe until 2026-12-03) is a valid
+    model.train command line."""
+    _, outs = _make_recipe("train-six-stages")
     assert len(outs) == 6
     assert outs[1].out == outs[0].out  # stage 2 resumes stage 1; each later stage starts from the one before
     assert [stage.init_from for stage in outs[2:]] == [stage.out for stage in outs[1:-1]]
