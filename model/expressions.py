@@ -226,9 +226,8 @@ def sample_impossible_day(rng: random.Random, split: str, *, common_29_february:
     of a common year; the last at least `common_29_february` of the time."""
     while True:
         year = rng.randint(1900, 2099) if rng.random() < 0.6 else rng.randint(2000, 2099)
-        if (
-            common_29_february and rng.random() < common_29_february
-        ):  # no draw otherwise: held-out splits stay as they were
+        # No draw without a share: the held-out splits' random numbers stay as they were.
+        if common_29_february and rng.random() < common_29_february:
             if calendar.isleap(year):
                 continue
             month, day = 2, 29

@@ -61,14 +61,20 @@ def date(rng: random.Random, split: str, lang: str, spoken: bool) -> Pair:
     if rng.random() < (LEAP_DAY_SHARE_IN_TRAINING if split == "train" else LEAP_DAY_SHARE):
         d = sample_leap_day(rng)
         pair = date_source(d, lang, rng, spoken=spoken), d.isoformat()
-        # Every split draws every leap day: held out, one always stands in a held-out carrier (bare, it would
-        # repeat a training source). Training puts most in carriers too, as it does the impossible dates:
+        # Every split draws every leap day. Training puts most in carriers, as it does the impossible dates:
         # when training drew them only bare, every model wrote a leap day inside a sentence as no date (the
         # only 29 Februaries it had seen in sentences were the common years' impossible ones).
-        in_carrier = split != "train" or rng.random() < LEAP_AND_IMPOSSIBLE_IN_CARRIER_SHARE
-        return _in_carrier(rng, split, f"date_{lang}", pair, "d") if in_carrier else pair
+        return _mostly_in_carrier(rng, split, lang, pair)
     d = sample_date(rng, split)
     return date_source(d, lang, rng, spoken=spoken), d.isoformat()
+
+
+def _mostly_in_carrier(rng: random.Random, split: str, lang: str, pair: Pair) -> Pair:
+    """A leap day or an impossible date: in a held-out split always in a held-out carrier (bare, the few such
+    days would repeat training's sources), in training in a carrier LEAP_AND_IMPOSSIBLE_IN_CARRIER_SHARE of
+    the time."""
+    in_carrier = split != "train" or rng.random() < LEAP_AND_IMPOSSIBLE_IN_CARRIER_SHARE
+    return _in_carrier(rng, split, f"date_{lang}", pair, "d") if in_carrier else pair
 
 
 def _in_carrier(rng: random.Random, split: str, table: str, pair: Pair, slot: str) -> Pair:
@@ -121,9 +127,7 @@ def impossible(rng: random.Random, split: str, lang: str) -> Pair:
     # yearless English category lost almost all of its 29 Februaries. Only its common year makes it impossible.
     with_year = rng.random() < 0.6 or (month, day) == (2, 29)
     pair = impossible_date(year, month, day, lang, rng, with_year=with_year)
-    # Held-out splits always use a held-out carrier: bare, the few impossible days repeat across splits.
-    in_carrier = split != "train" or rng.random() < LEAP_AND_IMPOSSIBLE_IN_CARRIER_SHARE
-    return _in_carrier(rng, split, f"date_{lang}", pair, "d") if in_carrier else pair
+    return _mostly_in_carrier(rng, split, lang, pair)
 
 
 def expression_sentence(rng: random.Random, split: str, lang: str) -> Pair:

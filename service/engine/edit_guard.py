@@ -199,9 +199,8 @@ class EditGuard:
         edited = [t for kind, _, _, b1, b2 in region if kind != "equal" for t in out[b1:b2]]
         copied = [t for kind, _, _, b1, b2 in region if kind == "equal" for t in out[b1:b2]]
         beside = self._beside_substantive(context, offset + i1, offset + i2)
-        if not _writes_impossible_date(out, j1, j2) and self.allows(
-            src[i1:i2], edited, copied=copied, beside_substantive=beside
-        ):
+        allowed = self.allows(src[i1:i2], edited, copied=copied, beside_substantive=beside)
+        if allowed and not _writes_impossible_date(out, j1, j2):
             pieces.append(written)
             return True
         if final:
