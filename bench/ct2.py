@@ -123,10 +123,18 @@ class Ct2Seq2Seq:
         compute_type: str = "float32",
         threads: int = 2,
         device: str = "cpu",
+        replicas: int = 1,
     ) -> None:
+        """`replicas` > 1: CTranslate2's inter_threads, that many model replicas of threads / replicas intra-op
+        threads each; a batch is then cut into one sub-batch per replica, translated side by side."""
         self.translator = ctranslate2.Translator(
-            str(model_dir), device=device, compute_type=compute_type, inter_threads=1, intra_threads=threads
+            str(model_dir),
+            device=device,
+            compute_type=compute_type,
+            inter_threads=replicas,
+            intra_threads=max(1, threads // replicas),
         )
+        self.replicas = replicas
         self.vocabulary = list(vocabulary)
         self.ids = {token: i for i, token in enumerate(self.vocabulary)}
 
@@ -136,7 +144,7 @@ class Ct2Seq2Seq:
         results = self.translator.translate_batch(
             batch,
             beam_size=1,
-            max_batch_size=0,
+            max_batch_size=0 if self.replicas == 1 else -(-len(batch) // self.replicas),
             max_decoding_length=max_new_tokens,
             min_decoding_length=max_new_tokens if exact else 0,
             return_scores=False,

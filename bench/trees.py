@@ -6,7 +6,8 @@ Besides requests per wall second, each rate is given per second of the process's
 thread): on a machine other jobs share, wall figures mean nothing and CPU figures still compare;
 `--threads 1` keeps onnxruntime's spinning pool thread out of them.
 
-`python -m bench.trees --before /tmp/atento-before [--after .] [--rounds 3] [--clients 32] [--threads 1]`, with the
+`python -m bench.trees --before /tmp/atento-before [--after .] [--rounds 3] [--clients 32] [--threads 1]
+[--after-lanes 2]`, with the
 before tree made by `git worktree add /tmp/atento-before <commit>`.
 """
 
@@ -24,11 +25,14 @@ from collections.abc import Sequence
 from pathlib import Path
 
 
-async def _measure(model_dir: Path, clients: int, requests: int, threads: int) -> dict[str, float]:
+async def _measure(model_dir: Path, clients: int, requests: int, threads: int, lanes: int) -> dict[str, float]:
     from bench.workload import bundled_texts, closed_loop, make_engine, serve_one_at_a_time
     from service.engine import GenerationParams
 
-    engine = make_engine(model_dir, max_batch_size=clients, threads=threads)
+    if lanes > 1:  # one onnxruntime thread a lane: the lanes are the parallelism (BatchingSettings.lanes)
+        engine = make_engine(model_dir, max_batch_size=clients, threads=1, lanes=lanes)
+    else:  # the before tree's make_engine may not know lanes
+        engine = make_engine(model_dir, max_batch_size=clients, threads=threads)
     await engine.start()
     try:
         params = GenerationParams(max_new_tokens=64)
@@ -54,13 +58,13 @@ async def _measure(model_dir: Path, clients: int, requests: int, threads: int) -
     }
 
 
-def _child(tree: Path, model_dir: Path, clients: int, requests: int, threads: int) -> None:
+def _child(tree: Path, model_dir: Path, clients: int, requests: int, threads: int, lanes: int) -> None:
     sys.path.insert(0, str(tree))
     import service.engine
 
     if not Path(service.engine.__file__).resolve().is_relative_to(tree):
         raise RuntimeError(f"imported {service.engine.__file__}, not {tree}'s service")
-    print(json.dumps(asyncio.run(_measure(model_dir, clients, requests, threads))))
+    print(json.dumps(asyncio.run(_measure(model_dir, clients, requests, threads, lanes))))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -77,11 +81,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=2,
         help="onnxruntime intra-op threads (1: no spinning pool thread in the CPU figures)",
     )
+    parser.add_argument(
+        "--after-lanes",
+        type=int,
+        default=1,
+        help="the after tree's engine in this many lanes of one onnxruntime thread each (BatchingSettings.lanes)",
+    )
+    parser.add_argument("--lanes", type=int, default=1, help=argparse.SUPPRESS)  # the child's
     parser.add_argument("--child", type=Path, default=None, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     model_dir = args.model_dir.resolve()
     if args.child is not None:
-        _child(args.child, model_dir, args.clients, args.requests, args.threads)
+        _child(args.child, model_dir, args.clients, args.requests, args.threads, args.lanes)
         return 0
     trees = {"before": args.before.resolve(), "after": args.after.resolve()}
     rates: dict[str, list[dict[str, float]]] = {name: [] for name in trees}
@@ -90,6 +101,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             command = [sys.executable, "-m", "bench.trees", "--before", str(trees["before"]), "--child"]
             command += [str(trees[name]), "--model-dir", str(model_dir), "--clients", str(args.clients)]
             command += ["--requests", str(args.requests), "--threads", str(args.threads)]
+            command += ["--lanes", str(args.after_lanes if name == "after" else 1)]
             out = subprocess.run(command, check=True, capture_output=True, text=True, timeout=1800)
             rates[name].append(json.loads(out.stdout.strip().splitlines()[-1]))
             print(f"round {round_index + 1} {name}: {rates[name][-1]}", flush=True)

@@ -48,11 +48,12 @@ def make_engine(
     max_wait_ms: float = 0.0,
     decoder_spinning: bool | None = None,
     runtime: dict[str, object] | None = None,
+    lanes: int = 1,
 ) -> Engine:
     """An engine configured as `python -m service` runs one, except the batch limits: its sessions share
     the process's thread pool. `decoder_spinning` True or False gives each session a pool of its own,
     the decoder's spinning as said (in a process where the shared pool exists, onnxruntime refuses);
-    `runtime` overrides any other RuntimeSettings field."""
+    `runtime` overrides any other RuntimeSettings field; `lanes` batches of max_batch_size / lanes rows each."""
     settings = RuntimeSettings(intra_op_threads=threads, shared_thread_pool=True)
     if decoder_spinning is not None:
         settings = settings.model_copy(update={"shared_thread_pool": False, "decoder_allow_spinning": decoder_spinning})
@@ -64,7 +65,12 @@ def make_engine(
         device=device,
         runtime=settings,
         batching=BatchingSettings(
-            max_batch_size=max_batch_size, max_queue=4096, max_wait_ms=max_wait_ms, max_tokens_in_flight=10**9
+            max_batch_size=max_batch_size,
+            max_queue=4096,
+            max_wait_ms=max_wait_ms,
+            max_tokens_in_flight=10**9,
+            # Only when asked: bench.trees runs this module against older trees' settings, without lanes.
+            **({"lanes": lanes} if lanes != 1 else {}),
         ),
     )
 

@@ -51,7 +51,7 @@ class _Loaded:
     output_tokenizer: Tokenizer  # decodes outputs, encodes forced targets and bad words (the same one unless separate)
     runner: Runner
     provider: str
-    executor: BatchExecutor = field(init=False)
+    executors: list[BatchExecutor] = field(init=False)  # one per lane, over the same runner
     texts: TextRules = field(init=False)  # the manifest's edit_guard and segmentation
     # Memoized tokenizer.encode of long texts: Engine.prepare fills it off the event loop for submit.
     encode: TextMemo[tuple[list[int], list[tuple[int, int]]]] = field(init=False)
@@ -87,15 +87,16 @@ class Engine:
         self.observer: EngineObserver = observer or NoObserver()
         self._runner_factory = runner_factory
         self._clock = clock
-        self._scheduler = Scheduler(BatchPolicy.from_settings(self.batching))
         # Ids unique within this engine; a counter, because uuid4 reads os.urandom, a system call per request.
         self._request_numbers = itertools.count(1)
-        self._loop = EngineLoop(self._scheduler, clock=clock, observer=lambda: self.observer)
-        self._lock = self._loop.lock  # guards the scheduler and _entries (event loop vs worker thread)
-        self._wake = self._loop.wake
-        self._entries = self._loop.entries
+        # Each lane: its own scheduler, requests and lock (event loop vs its worker thread), its own executor.
+        lane_policy = BatchPolicy.from_settings(self.batching.lane_share())
+        self._lanes = [
+            EngineLoop(Scheduler(lane_policy), clock=clock, observer=lambda: self.observer)
+            for _ in range(self.batching.lanes)
+        ]
         self._loaded: _Loaded | None = None
-        self._thread: threading.Thread | None = None
+        self._threads: list[threading.Thread] = []
         self._accepting = False
 
     # ---- lifecycle ----
@@ -103,12 +104,21 @@ class Engine:
     async def start(self) -> None:
         """Load and verify the model directory, warm up, start the worker. Raises ModelLoadError."""
         self._loaded = await asyncio.to_thread(self._load)
-        self._loop.stopping = False
-        self._thread = threading.Thread(
-            target=self._loop.run, args=(lambda: self._require_loaded().executor,), name="atento-engine", daemon=True
-        )
-        self._thread.start()
+        self._threads = []
+        for number, lane in enumerate(self._lanes):
+            lane.stopping = False
+            thread = threading.Thread(
+                target=lane.run,
+                args=(functools.partial(self._lane_executor, number),),
+                name="atento-engine" if number == 0 else f"atento-engine-{number}",
+                daemon=True,
+            )
+            thread.start()
+            self._threads.append(thread)
         self._accepting = True
+
+    def _lane_executor(self, lane: int) -> BatchExecutor:
+        return self._require_loaded().executors[lane]
 
     def _load(self) -> _Loaded:
         model = load_model_directory(self.model_dir, variant=self.variant)
@@ -133,7 +143,10 @@ class Engine:
         generation = ModelGeneration.from_manifest(
             model.manifest, start=special.bos, eos=special.eos, where=str(model.directory / "manifest.json")
         )
-        loaded.executor = BatchExecutor(runner, output_tokenizer, special=special, shape=shape, generation=generation)
+        loaded.executors = [
+            BatchExecutor(runner, output_tokenizer, special=special, shape=shape, generation=generation)
+            for _ in self._lanes
+        ]
         loaded.languages = languages
         codes = languages.codes if languages is not None else {}
         around = {*tokenizer.prefix, *tokenizer.suffix}
@@ -155,42 +168,41 @@ class Engine:
         loaded.max_input_chars = calls * model.max_source_tokens * tokenizer.longest_token_chars
         # Warm-up: one short generation through both graphs, so the first request pays no lazy init.
         warm = Request("warmup", tokenizer.encode("warm up")[0], GenerationParams(max_new_tokens=2))
-        outcome = loaded.executor.step([warm])
-        while warm.id not in outcome.results and loaded.executor.rows:
-            outcome = loaded.executor.step([])
+        for executor in loaded.executors:
+            outcome = executor.step([warm])
+            while warm.id not in outcome.results and executor.rows:
+                outcome = executor.step([])
         return loaded
 
     async def stop(self, *, drain: bool = True, timeout_s: float = 30.0) -> None:
         """Stop accepting; with drain, let in-flight work finish up to timeout_s; fail what is left."""
         self._accepting = False
         deadline = time.monotonic() + timeout_s
-        while drain and time.monotonic() < deadline:
-            with self._lock:
-                if self._scheduler.empty:
-                    break
+        while drain and time.monotonic() < deadline and not all(lane.empty for lane in self._lanes):
             await asyncio.sleep(0.01)
-        with self._lock:
-            self._loop.stopping = True
-            self._wake.notify_all()
-        worker_alive = False
-        if self._thread is not None:
-            # However short the grace, wait for the step in progress to end: resetting the executor while
-            # the worker still steps it breaks both ("dictionary changed size during iteration").
-            await asyncio.to_thread(self._thread.join, max(timeout_s, _STEP_JOIN_S))
-            worker_alive = self._thread.is_alive()
+        for lane in self._lanes:
+            with lane.lock:
+                lane.stopping = True
+                lane.wake.notify_all()
+        threads, self._threads = self._threads, []
+        for number, lane in enumerate(self._lanes):
+            worker_alive = False
+            if number < len(threads):
+                # However short the grace, wait for the step in progress to end: resetting the executor while
+                # the worker still steps it breaks both ("dictionary changed size during iteration").
+                await asyncio.to_thread(threads[number].join, max(timeout_s, _STEP_JOIN_S))
+                worker_alive = threads[number].is_alive()
             if worker_alive:
                 logger.warning(
-                    "the engine's worker is still in a step after %ss: not resetting its state", _STEP_JOIN_S
+                    "the engine's worker %s is still in a step after %ss: not resetting its state",
+                    number,
+                    _STEP_JOIN_S,
                 )
-            else:
-                self._thread = None
-        with self._lock:
-            left = self._scheduler.drop_all()
-            entries = [self._entries.pop(i) for i in left if i in self._entries]
-        if self._loaded is not None and not worker_alive:
-            self._loaded.executor.reset()
-        for entry in entries:
-            entry.handle.finish_threadsafe(ModelNotReady("the engine stopped before this request finished"))
+            entries = lane.drop_all()
+            if self._loaded is not None and not worker_alive:
+                self._loaded.executors[number].reset()
+            for entry in entries:
+                entry.handle.finish_threadsafe(ModelNotReady("the engine stopped before this request finished"))
 
     @property
     def ready(self) -> bool:
@@ -216,12 +228,13 @@ class Engine:
         )
 
     def stats(self) -> EngineStats:
-        with self._lock:
-            return EngineStats(
-                queue_depth=self._scheduler.queue_depth,
-                running_sequences=self._loop.rows,
-                running_requests=self._scheduler.running_requests,
-            )
+        queued = running_sequences = running_requests = 0
+        for lane in self._lanes:
+            with lane.lock:
+                queued += lane.scheduler.queue_depth
+                running_sequences += lane.rows
+                running_requests += lane.scheduler.running_requests
+        return EngineStats(queue_depth=queued, running_sequences=running_sequences, running_requests=running_requests)
 
     # ---- requests ----
 
@@ -291,7 +304,8 @@ class Engine:
         """Queue one model call (submit's whole work for an input within the limit)."""
         loaded = self._require_loaded()
         request, rows = self._build_request(text, params, attention, forced_target, loaded)
-        handle = RequestHandle(request.id, asyncio.get_running_loop(), self._cancel, stream=stream)
+        lane = min(self._lanes, key=EngineLoop.load) if len(self._lanes) > 1 else self._lanes[0]
+        handle = RequestHandle(request.id, asyncio.get_running_loop(), lane.cancel, stream=stream)
         now = self._clock()
         deadline = now + params.timeout_s if params.timeout_s is not None else None
         pending = PendingRequest(
@@ -300,17 +314,13 @@ class Engine:
             tokens=rows * (len(request.source_ids) + request.params.max_new_tokens),
             deadline=deadline,
         )
-        with self._lock:
-            self._scheduler.add(pending, now=now)  # raises Overloaded
-            self._entries[request.id] = Entry(request, handle, submitted_at=time.monotonic())
+        with lane.lock:
+            lane.scheduler.add(pending, now=now)  # raises Overloaded
+            lane.entries[request.id] = Entry(request, handle, submitted_at=time.monotonic())
         # Wake the worker once this event loop turn ends, not now: requests submitted together (in
         # one turn) then join in one encoder pass instead of the first one racing ahead alone.
-        handle.loop.call_soon(self._notify_worker)
+        handle.loop.call_soon(lane.notify)
         return handle
-
-    def _notify_worker(self) -> None:
-        with self._lock:
-            self._wake.notify()
 
     def _build_request(
         self,
@@ -328,8 +338,12 @@ class Engine:
             attention.validate(
                 encoder_layers=model.n_encoder_layers, decoder_layers=model.n_layers, heads=model.n_heads
             )
-        if params.num_beams > self.batching.max_batch_size:
-            raise InvalidInput(f"num_beams must be <= max_batch_size ({self.batching.max_batch_size})")
+        lane_rows = self.batching.lane_share().max_batch_size
+        if params.num_beams > lane_rows:
+            raise InvalidInput(
+                f"num_beams must be <= max_batch_size ({lane_rows}"
+                + (f" per lane, of {self.batching.lanes})" if self.batching.lanes > 1 else ")")
+            )
         source_ids, _ = loaded.encode(text)
         if len(source_ids) > model.max_source_tokens:
             raise InputTooLong(
@@ -338,7 +352,7 @@ class Engine:
         source_ids = with_languages(source_ids, params, languages=loaded.languages, tokenizer=loaded.tokenizer)
         rules = request_rules(
             params,
-            loaded.executor.generation.rules,
+            loaded.executors[0].generation.rules,
             languages=loaded.languages,
             tokenizer=loaded.output_tokenizer,  # bad words are output ids
             vocab_size=model.vocab_size,
@@ -366,11 +380,6 @@ class Engine:
             rules=rules,
         )
         return request, params.num_beams
-
-    def _cancel(self, request_id: str, reason: str) -> None:
-        with self._lock:
-            if self._scheduler.cancel(request_id, reason):
-                self._wake.notify()
 
     def _require_loaded(self) -> _Loaded:
         if self._loaded is None:

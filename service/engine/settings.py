@@ -24,6 +24,17 @@ class BatchingSettings(BaseModel):
         "bounds the KV cache.",
     )
     max_queue: int = Field(256, ge=0, description="Most requests waiting to start; beyond it a request gets 429.")
+    # A lane is a batch of its own (scheduler, KV cache, worker thread) over the same onnxruntime sessions,
+    # as Triton's model instances are. With one onnxruntime thread each, two lanes on two cores run two
+    # graphs at once instead of one graph on two threads that meet at every operator
+    # (BENCHMARKS.md#issue-23-lanes). Each lane gets its share of the three limits above.
+    lanes: int = Field(
+        1,
+        ge=1,
+        le=64,
+        description="Independent batches, each stepped by its own worker thread over the same sessions; "
+        "max_batch_size, max_tokens_in_flight and max_queue are shared out among them.",
+    )
     # When the engine is idle, wait up to this long for more arrivals so their encoder passes batch.
     max_wait_ms: float = Field(
         0.0,
@@ -31,6 +42,25 @@ class BatchingSettings(BaseModel):
         le=10_000.0,
         description="Milliseconds an idle engine waits for more arrivals, so that their encoder passes batch.",
     )
+
+    @model_validator(mode="after")
+    def _check_lanes(self) -> BatchingSettings:
+        if self.lanes > self.max_batch_size:
+            raise ValueError(f"lanes ({self.lanes}) must be at most max_batch_size ({self.max_batch_size})")
+        return self
+
+    def lane_share(self) -> BatchingSettings:
+        """One lane's limits: the batch rows, token budget and queue divided among the lanes."""
+        if self.lanes == 1:
+            return self
+        return self.model_copy(
+            update={
+                "max_batch_size": self.max_batch_size // self.lanes,
+                "max_tokens_in_flight": max(1, self.max_tokens_in_flight // self.lanes),
+                "max_queue": -(-self.max_queue // self.lanes),
+                "lanes": 1,
+            }
+        )
 
 
 class RuntimeSettings(BaseModel):

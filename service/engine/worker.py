@@ -53,6 +53,31 @@ class EngineLoop:
         self._clock = clock
         self._observer = observer  # read at each call: the engine's observer may be replaced before start
 
+    @property
+    def empty(self) -> bool:
+        with self.lock:
+            return self.scheduler.empty
+
+    def load(self) -> int:
+        """Requests waiting or running: a new request goes to the lane with the fewest."""
+        with self.lock:
+            return self.scheduler.queue_depth + self.scheduler.running_requests
+
+    def notify(self) -> None:
+        with self.lock:
+            self.wake.notify()
+
+    def cancel(self, request_id: str, reason: str) -> None:
+        with self.lock:
+            if self.scheduler.cancel(request_id, reason):
+                self.wake.notify()
+
+    def drop_all(self) -> list[Entry]:
+        """Forget every request (the engine stops); returns their entries, to be told."""
+        with self.lock:
+            left = self.scheduler.drop_all()
+            return [self.entries.pop(i) for i in left if i in self.entries]
+
     def run(self, executor: Callable[[], BatchExecutor]) -> None:
         """The thread's body: iterate until `stopping` (the executor is looked up each time: start() loads it)."""
         while not self.stopping:

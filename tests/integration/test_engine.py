@@ -293,3 +293,55 @@ def test_token_logprobs_only_for_requests_that_ask(engine: Engine, held_out_text
             assert all(t.logprob is None for t in (await handle.result()).tokens)
 
     asyncio.run(run())
+
+
+def test_lanes_share_the_work_and_change_no_result(tiny_model_dir: Path, reference: dict[str, Any]) -> None:
+    """Two lanes (two batches, two worker threads, one onnxruntime thread each, the same sessions): every
+    request of a burst gets the reference's output, both lanes step, a cancel reaches the right lane, and
+    stop() fails what is left in either lane."""
+    texts = list(reference)
+    stepped: set[str] = set()
+
+    class LaneRecorder:
+        def __init__(self, inner: Runner) -> None:
+            self.inner = inner
+
+        def encode(self, *args: Any, **kwargs: Any) -> Any:
+            return self.inner.encode(*args, **kwargs)
+
+        def decode(self, *args: Any, **kwargs: Any) -> Any:
+            import threading
+
+            stepped.add(threading.current_thread().name)
+            return self.inner.decode(*args, **kwargs)
+
+    def factory(model: ModelFiles) -> Runner:
+        return LaneRecorder(OnnxRunner(model, runtime=RUNTIME))
+
+    async def run() -> None:
+        batching = BatchingSettings(max_batch_size=16, max_queue=64, lanes=2)
+        engine = Engine(tiny_model_dir, runtime=RUNTIME, batching=batching, runner_factory=factory)
+        await engine.start()
+        stepped.clear()  # the warm-up ran in the loading thread
+        burst = [(text, beam) for text in texts for beam in (False, True)]
+        handles = [engine.submit(text, greedy(num_beams=BEAMS) if beam else greedy()) for text, beam in burst]
+        cancelled = engine.submit(texts[0], greedy())
+        cancelled.cancel()
+        results = await asyncio.gather(*(h.result() for h in handles))
+        for (text, beam), result in zip(burst, results, strict=True):
+            assert result.token_ids == reference[text][1 if beam else 0], (text, beam)
+        with pytest.raises(asyncio.CancelledError):
+            await cancelled.result()
+        assert stepped == {"atento-engine", "atento-engine-1"}
+        assert engine.stats() == type(engine.stats())(0, 0, 0)
+        with pytest.raises(InvalidInput, match="per lane"):
+            engine.submit(texts[0], greedy(num_beams=9))
+        left = [engine.submit(text, greedy()) for text in texts]
+        await engine.stop(drain=False, timeout_s=5)
+        for handle in left:
+            try:
+                await handle.result()
+            except Exception as error:  # noqa: BLE001 - either finished before the stop or told it stopped
+                assert "stopped" in str(error)
+
+    asyncio.run(run())

@@ -132,3 +132,16 @@ def test_reserved_budgets_follow_every_way_in_and_out() -> None:
     assert [d.id for d in plan.drop] == ["late"] and plan.running == ["d"]
     assert s.drop_all() == ["d"]
     assert (s.reserved_rows, s.reserved_tokens) == (0, 0)
+
+
+def test_lanes_share_out_the_batching_limits() -> None:
+    from pydantic import ValidationError
+
+    from service.engine.settings import BatchingSettings
+
+    one = BatchingSettings(max_batch_size=32, max_tokens_in_flight=16384, max_queue=255)
+    assert one.lane_share() is one
+    share = BatchingSettings(max_batch_size=32, max_tokens_in_flight=16384, max_queue=255, lanes=2).lane_share()
+    assert (share.max_batch_size, share.max_tokens_in_flight, share.max_queue, share.lanes) == (16, 8192, 128, 1)
+    with pytest.raises(ValidationError, match="at most max_batch_size"):
+        BatchingSettings(max_batch_size=2, lanes=3)
