@@ -134,6 +134,7 @@ class Ct2Seq2Seq:
             inter_threads=replicas,
             intra_threads=max(1, threads // replicas),
         )
+        self.compute_type = compute_type
         self.replicas = replicas
         self.vocabulary = list(vocabulary)
         self.ids = {token: i for i, token in enumerate(self.vocabulary)}

@@ -139,7 +139,7 @@ async def run(model: BenchModel, *, rounds: int) -> list[Figure]:
             rates=rates,
         )
     )
-    fp32_peer = max((name for name in peers if "float32" in name), key=result.median)
+    fp32_peer = max((name for name, peer in peers.items() if peer.compute_type == "float32"), key=result.median)
     fp32_ratio = result.ratio(FP32, fp32_peer)
     figures.append(
         Figure(

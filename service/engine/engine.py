@@ -90,9 +90,11 @@ class Engine:
         # Ids unique within this engine; a counter, because uuid4 reads os.urandom, a system call per request.
         self._request_numbers = itertools.count(1)
         # Each lane: its own scheduler, requests and lock (event loop vs its worker thread), its own executor.
-        lane_policy = BatchPolicy.from_settings(self.batching.lane_share())
+        self._lane_limits = self.batching.lane_share()
         self._lanes = [
-            EngineLoop(Scheduler(lane_policy), clock=clock, observer=lambda: self.observer)
+            EngineLoop(
+                Scheduler(BatchPolicy.from_settings(self._lane_limits)), clock=clock, observer=lambda: self.observer
+            )
             for _ in range(self.batching.lanes)
         ]
         self._loaded: _Loaded | None = None
@@ -192,12 +194,12 @@ class Engine:
                 # the worker still steps it breaks both ("dictionary changed size during iteration").
                 await asyncio.to_thread(threads[number].join, max(timeout_s, _STEP_JOIN_S))
                 worker_alive = threads[number].is_alive()
-            if worker_alive:
-                logger.warning(
-                    "the engine's worker %s is still in a step after %ss: not resetting its state",
-                    number,
-                    _STEP_JOIN_S,
-                )
+                if worker_alive:
+                    logger.warning(
+                        "the engine's worker %s is still in a step after %ss: not resetting its state",
+                        number,
+                        _STEP_JOIN_S,
+                    )
             entries = lane.drop_all()
             if self._loaded is not None and not worker_alive:
                 self._loaded.executors[number].reset()
@@ -338,7 +340,7 @@ class Engine:
             attention.validate(
                 encoder_layers=model.n_encoder_layers, decoder_layers=model.n_layers, heads=model.n_heads
             )
-        lane_rows = self.batching.lane_share().max_batch_size
+        lane_rows = self._lane_limits.max_batch_size
         if params.num_beams > lane_rows:
             raise InvalidInput(
                 f"num_beams must be <= max_batch_size ({lane_rows}"
