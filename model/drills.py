@@ -1,10 +1,15 @@
-"""Copy drills: sentences of made-up words assembled from the tokenizer's own tokens, target = source.
+"""Drills mixed into training batches: copy drills and leap-day drills.
+
+Copy drills: sentences of made-up words assembled from the tokenizer's own tokens, target = source.
 
 A BPE vocabulary holds tokens that ordinary targets never contain: pieces of words that only occur on
 the source side ("cto" is a step towards "October", which the task always rewrites). A decoder never
 trained to emit such a token cannot copy a new word that needs it ("arquitecto" came out "arquite").
 Drawing every word's pieces uniformly from the vocabulary gives each token its share of training
 targets. Tokenizer-aware, so it lives beside training rather than in the tokenizer-free generator.
+
+Leap-day drills: 29 February of leap and common years in equal numbers (sentences_rewritten.leap_day_drill),
+so that the year, not its century, decides whether it is a date.
 """
 
 from __future__ import annotations
@@ -13,9 +18,11 @@ import random
 from collections.abc import Iterable, Sequence
 
 from model.data import Example
+from model.sentences_rewritten import leap_day_drill
 from model.tokenizer import Tokenizer
 
 CATEGORY = "copy_drill"
+LEAP_DAY_CATEGORY = "leap_day_drill"
 
 
 class CopyDrills:
@@ -43,3 +50,11 @@ class CopyDrills:
         count = round(share * len(examples))
         drills = [self.sentence(rng) for _ in range(count)]
         return [*examples[: len(examples) - count], *(Example(s, s, CATEGORY) for s in drills)]
+
+
+def mix_in_leap_day_drills(examples: Sequence[Example], rng: random.Random, share: float) -> list[Example]:
+    """`examples` with the first round(share * len) replaced by leap-day drills, half of them Spanish
+    (the copy drills take the last ones: both can apply to one batch)."""
+    count = round(share * len(examples))
+    drills = [leap_day_drill(rng, rng.choice(("es", "en"))) for _ in range(count)]
+    return [*(Example(s, t, LEAP_DAY_CATEGORY) for s, t in drills), *examples[count:]]

@@ -6,6 +6,7 @@ categories; model/sentences_copied.py holds the sentences whose target is their 
 
 from __future__ import annotations
 
+import calendar
 import functools
 import random
 from collections.abc import Callable
@@ -13,6 +14,7 @@ from collections.abc import Callable
 from model.carrier_text import carrier_template, carriers, random_sentence
 from model.copytext import copy_piece, fits_one_piece
 from model.expressions import (
+    LEAP_DAYS,
     cardinal_words,
     date_source,
     impossible_date,
@@ -67,6 +69,33 @@ def date(rng: random.Random, split: str, lang: str, spoken: bool) -> Pair:
         return _mostly_in_carrier(rng, split, lang, pair)
     d = sample_date(rng, split)
     return date_source(d, lang, rng, spoken=spoken), d.isoformat()
+
+
+def leap_day_drill(rng: random.Random, lang: str) -> Pair:
+    """29 February spoken in words, of a leap year half the time and of a common year otherwise: pairs
+    that differ by their year alone (training only; model/drills.py mixes them into batches).
+
+    Without them every model decided by the century: the impossible dates' years lean to 20xx (in English
+    all of them), so "veintinueve de febrero de mil novecientos once" became a date and every "dos mil
+    doce" stayed words (the leap-day probe: leap_es 57%, common_es 75%, leap_en 75%). English years are
+    drawn from 2000 on, where its impossible dates are (impossible_date moves the others there)."""
+    first_year = 1900 if lang == "es" else 2000
+    if rng.random() < 0.5:
+        day = rng.choice([d for d in LEAP_DAYS if d.year >= first_year])
+        if lang == "es":
+            pair = date_source(day, lang, rng, spoken=True), day.isoformat()
+        else:
+            # As impossible_date reads an English year: a cardinal ("two thousand and twelve"), never
+            # "twenty twelve", or the reading itself would tell the two kinds apart.
+            common_form, _ = impossible_date(day.year, 2, 29, lang, rng, with_year=False)
+            pair = f"{common_form}, {cardinal_words(day.year, lang, rng)}", day.isoformat()
+    else:
+        # Mostly even common years (1902, 2034): the model learns soon that odd years are common, and then
+        # wrote every even year's 29 February as a date.
+        even = rng.random() < 2 / 3
+        year = rng.choice([y for y in range(first_year, 2100) if not calendar.isleap(y) and (y % 2 == 0) == even])
+        pair = impossible_date(year, 2, 29, lang, rng, with_year=True)
+    return _mostly_in_carrier(rng, "train", lang, pair)
 
 
 def _mostly_in_carrier(rng: random.Random, split: str, lang: str, pair: Pair) -> Pair:

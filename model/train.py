@@ -24,7 +24,7 @@ from model.checkpoint import TOKENIZER, CheckpointError, load_checkpoint, restor
 from model.config import ModelConfig
 from model.data import DataError, Example
 from model.decoding import greedy_decode
-from model.drills import CopyDrills
+from model.drills import CopyDrills, mix_in_leap_day_drills
 from model.parallel import ONE_PROCESS, WorkerGroup, run_workers
 from model.precision import PRECISIONS, resolve_precision, step_precision
 from model.tasks import TASKS, TokenPair, make_pairs
@@ -269,6 +269,9 @@ def train_in_group(
                 step + 1, config.warmup_steps, config.steps, config.cooldown_steps
             )
         examples = source.train_batch(step)
+        if config.leap_day_drill_share > 0:
+            leap_rng = random.Random(f"leap-day-drills:{config.seed}:{step}")
+            examples = mix_in_leap_day_drills(examples, leap_rng, config.leap_day_drill_share)
         if drills is not None:
             examples = drills.mix_into(examples, random.Random(f"drills:{config.seed}:{step}"), config.copy_drill_share)
         pairs = encode_pairs(tokenizer, examples, config, step, drop_too_long=config.data is None)

@@ -42,6 +42,10 @@ class TrainConfig:
     copy_drill_share: float = field(
         default=0.0, metadata={"help": "Share of each batch replaced by copy drills (model/drills.py)."}
     )
+    leap_day_drill_share: float = field(
+        default=0.0,
+        metadata={"help": "Share of each batch replaced by 29 Februaries of leap and common years (model/drills.py)."},
+    )
     valid_every: int = field(default=500, metadata={"help": "Validate every this many steps."})
     valid_size: int = field(default=256, metadata={"help": "Validation examples."})
     checkpoint_every: int = field(default=500, metadata={"help": "Write a checkpoint every this many steps."})

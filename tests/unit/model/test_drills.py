@@ -1,12 +1,16 @@
-"""Copy drills: every token of the vocabulary becomes a training target, never a number word or month."""
+"""Copy drills: every token of the vocabulary becomes a training target, never a number word or month.
+Leap-day drills: 29 February of leap and common years alike, each rewritten as the contract says."""
 
 from __future__ import annotations
 
+import calendar
 import random
+import re
 from collections import Counter
 
 from model.data import generate_examples
-from model.drills import CATEGORY, CopyDrills
+from model.drills import CATEGORY, LEAP_DAY_CATEGORY, CopyDrills, mix_in_leap_day_drills
+from model.sentences_rewritten import leap_day_drill
 from model.tokenizer import Tokenizer
 from model.words import forbidden_words
 
@@ -40,3 +44,29 @@ def test_mix_into_keeps_the_batch_size_and_is_seeded(tok: Tokenizer) -> None:
     assert [e.category for e in mixed[60:]] == [CATEGORY] * 4
     assert all(e.source == e.target for e in mixed[60:])
     assert mixed == drills.mix_into(batch, random.Random(5), 0.0625)
+
+
+def test_leap_day_drills_are_dates_exactly_in_leap_years() -> None:
+    rng = random.Random(7)
+    leap_years, common_years = set(), set()
+    for _ in range(600):
+        lang = rng.choice(("es", "en"))
+        source, target = leap_day_drill(rng, lang)
+        assert "veintinueve de febrero" in source or "twenty-ninth" in source
+        iso = re.search(r"\b(\d{4})-02-29\b", target)
+        kept = re.search(r"(?:febrero de|February,|twenty-ninth,) (\d{4})\b", target)
+        assert bool(iso) != bool(kept), (source, target)
+        year = int((iso or kept).group(1))  # type: ignore[union-attr]
+        assert calendar.isleap(year) == bool(iso), (source, target)
+        (leap_years if iso else common_years).add(year)
+    # Both kinds in both centuries, about as often: the year must decide, not the century.
+    assert len(leap_years) > 40 and len(common_years) > 80
+    assert {y // 100 for y in leap_years} == {y // 100 for y in common_years} == {19, 20}
+
+
+def test_mix_in_leap_day_drills_replaces_the_first_examples() -> None:
+    batch = generate_examples(64, seed=3, split="train")
+    mixed = mix_in_leap_day_drills(batch, random.Random(5), 0.1)
+    assert len(mixed) == 64 and mixed[6:] == batch[6:]
+    assert [e.category for e in mixed[:6]] == [LEAP_DAY_CATEGORY] * 6
+    assert mixed == mix_in_leap_day_drills(batch, random.Random(5), 0.1)
