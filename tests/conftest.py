@@ -7,8 +7,12 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
+
+if TYPE_CHECKING:
+    from tests.integration.hf_checkpoints import HfImports
 
 # Small enough to train, export and parity-check in well under a minute on one core.
 TINY_MODEL = {
@@ -70,21 +74,21 @@ def tiny_model_dir(tiny_checkpoint_dir: Path) -> Path:
 
 
 @pytest.fixture(scope="session")
-def imported_model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A tiny random Hugging Face Marian (tests/integration/hf_checkpoints.py: SentencePiece pieces, <pad> as
-    decoder start) imported by `python -m export --from-transformers`, once per session; offline."""
+def hf_imports(tmp_path_factory: pytest.TempPathFactory) -> HfImports:
     pytest.importorskip("transformers")
     pytest.importorskip("sentencepiece")
-    from export.__main__ import main as export_main
+    from tests.integration.hf_checkpoints import HfImports
+
+    return HfImports(tmp_path_factory)
+
+
+@pytest.fixture(scope="session")
+def imported_model_dir(hf_imports: HfImports) -> Path:
+    """A tiny random Hugging Face Marian (tests/integration/hf_checkpoints.py: SentencePiece pieces, <pad> as
+    decoder start) imported by `python -m export --from-transformers`, once per session; offline."""
     from tests.integration.hf_checkpoints import marian_checkpoint
 
-    root = tmp_path_factory.mktemp("imported")
-    out = root / "models" / "marian" / "1"
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("HF_HUB_OFFLINE", "1")
-        source = marian_checkpoint(root / "hf")
-        assert export_main(["--from-transformers", str(source), "--out", str(out), "--no-int8"]) == 0
-    return out
+    return hf_imports.get("marian", marian_checkpoint)[1]
 
 
 @pytest.fixture(scope="session", params=["tiny", "imported"])

@@ -8,8 +8,11 @@ from __future__ import annotations
 import io
 import json
 import random
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 SENTENCES = Path(__file__).resolve().parents[2] / "model" / "sentences"
 
@@ -459,3 +462,28 @@ def _save_tiny_m2m100(
     )
     model.save_pretrained(directory)
     return directory
+
+
+class HfImports:
+    """Tiny random Hugging Face checkpoints (tests/integration/hf_checkpoints.py), each built and imported by
+    `python -m export --from-transformers` (int8 tried, fp32 the default variant) once per session, offline,
+    for every test module that serves one: an import costs 10-15 s, mostly the dynamo exporter."""
+
+    def __init__(self, tmp_path_factory: pytest.TempPathFactory) -> None:
+        self._tmp_path_factory = tmp_path_factory
+        self._imported: dict[str, tuple[Path, Path]] = {}
+
+    def get(self, family: str, build: Callable[[Path], Path]) -> tuple[Path, Path]:
+        """(the Hugging Face directory, atento's model directory) of `family`, built by `build` the first time."""
+        if family not in self._imported:
+            from export.__main__ import main as export_main
+
+            root = self._tmp_path_factory.mktemp(f"hf-{family}")
+            out = root / "models" / family / "1"
+            with pytest.MonkeyPatch.context() as patch:
+                patch.setenv("HF_HUB_OFFLINE", "1")
+                patch.setenv("TRANSFORMERS_OFFLINE", "1")
+                source = build(root / "hf")
+                assert export_main(["--from-transformers", str(source), "--out", str(out)]) == 0
+            self._imported[family] = (source, out)
+        return self._imported[family]

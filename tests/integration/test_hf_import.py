@@ -25,6 +25,7 @@ from export.__main__ import main as export_main  # noqa: E402
 from service.http.app import create_app  # noqa: E402
 from tests.integration import hf_checkpoints  # noqa: E402
 from tests.integration.attention_parity import assert_attention_equals_transformers  # noqa: E402
+from tests.integration.hf_checkpoints import HfImports  # noqa: E402
 from tests.integration.tokenizer_parity import assert_spliced_ids_equal, served_tokenizer, special_texts  # noqa: E402
 from tests.servers import Served, make_settings, serve  # noqa: E402
 
@@ -56,17 +57,14 @@ BUILDERS: dict[str, Callable[[Path], Path]] = {
 
 
 @pytest.fixture(scope="module", params=sorted(BUILDERS))
-def imported(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Imported]:
+def imported(request: pytest.FixtureRequest, hf_imports: HfImports) -> Iterator[Imported]:
     import transformers
 
     family = str(request.param)
+    source, model_dir = hf_imports.get(family, BUILDERS[family])
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("HF_HUB_OFFLINE", "1")
         patch.setenv("TRANSFORMERS_OFFLINE", "1")
-        root = tmp_path_factory.mktemp(f"hf-{family}")
-        source = BUILDERS[family](root / "hf")
-        model_dir = root / "models" / family / "1"
-        assert export_main(["--from-transformers", str(source), "--out", str(model_dir)]) == 0
         model = transformers.AutoModelForSeq2SeqLM.from_pretrained(source, attn_implementation="eager").eval()
         tokenizer = transformers.AutoTokenizer.from_pretrained(source)
         settings = make_settings(

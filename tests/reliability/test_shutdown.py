@@ -19,6 +19,7 @@ import textwrap
 import threading
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -116,7 +117,12 @@ def test_sigterm_finishes_in_flight_refuses_new_and_exits_0_in_time(tiny_model_d
             "streamed": {"inputs": TEXTS[4], "parameters": params},
             "list": {"inputs": [TEXTS[1], TEXTS[2]], "parameters": params},
         }
-        expected = {key: httpx.post(f"{url}/generate", json=body, timeout=60).json() for key, body in bodies.items()}
+        # All at once, as the run below sends them: three slow decodes in one batch, not one after another.
+        with ThreadPoolExecutor(len(bodies)) as pool:
+            answers = {
+                key: pool.submit(httpx.post, f"{url}/generate", json=body, timeout=60) for key, body in bodies.items()
+            }
+            expected = {key: answer.result().json() for key, answer in answers.items()}
         results: dict[str, Any] = {}
         paths = {"awaited": "/generate", "streamed": "/generate_stream", "list": "/generate"}
         threads = [
