@@ -47,6 +47,8 @@ class PairSource:
         self.category_weights = parse_category_weights(config.category_weights)
         if self.category_weights and config.data is not None:
             raise DataError("--category-weights applies to the bundled generator, not to --data files")
+        if config.leap_day_drill_share > 0 and config.data is not None:
+            raise DataError("--leap-day-drill-share applies to the bundled generator, not to --data files")
         self.file_train: list[Example] = []
         self.file_valid: list[Example] = []
         if config.data is not None:

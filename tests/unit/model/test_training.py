@@ -230,6 +230,13 @@ def test_category_weights_reshape_the_generator_mix() -> None:
         parse_category_weights("plain_es=-1")
 
 
+def test_leap_day_drills_join_generator_runs_only(tmp_path: Path) -> None:
+    with pytest.raises(DataError, match="leap-day-drill-share"):
+        train(small_run(tmp_path, leap_day_drill_share=0.1), TINY, progress=False)
+    generated = small_run(tmp_path, data=None, steps=3, tokenizer_corpus=300, max_length=128, leap_day_drill_share=0.25)
+    assert len(train(generated, TINY, progress=False)) == 3
+
+
 def _make_recipe(target: str) -> tuple[str, list[TrainConfig]]:
     """`make -n TARGET`'s commands, and the TrainConfig of each model.train line in it."""
     import shlex
