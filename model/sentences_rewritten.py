@@ -71,6 +71,15 @@ def date(rng: random.Random, split: str, lang: str, spoken: bool) -> Pair:
     return date_source(d, lang, rng, spoken=spoken), d.isoformat()
 
 
+# The drills' years, by first year (Spanish from 1900, English from 2000) and, for common years, parity.
+_DRILL_LEAP_DAYS = {first: tuple(d for d in LEAP_DAYS if d.year >= first) for first in (1900, 2000)}
+_DRILL_COMMON_YEARS = {
+    (first, even): tuple(y for y in range(first, 2100) if not calendar.isleap(y) and (y % 2 == 0) == even)
+    for first in (1900, 2000)
+    for even in (True, False)
+}
+
+
 def leap_day_drill(rng: random.Random, lang: str) -> Pair:
     """29 February spoken in words, of a leap year half the time and of a common year otherwise: pairs
     that differ by their year alone (training only; model/drills.py mixes them into batches).
@@ -81,7 +90,7 @@ def leap_day_drill(rng: random.Random, lang: str) -> Pair:
     drawn from 2000 on, where its impossible dates are (impossible_date moves the others there)."""
     first_year = 1900 if lang == "es" else 2000
     if rng.random() < 0.5:
-        day = rng.choice([d for d in LEAP_DAYS if d.year >= first_year])
+        day = rng.choice(_DRILL_LEAP_DAYS[first_year])
         if lang == "es":
             pair = date_source(day, lang, rng, spoken=True), day.isoformat()
         else:
@@ -93,7 +102,7 @@ def leap_day_drill(rng: random.Random, lang: str) -> Pair:
         # Mostly even common years (1902, 2034): the model learns soon that odd years are common, and then
         # wrote every even year's 29 February as a date.
         even = rng.random() < 2 / 3
-        year = rng.choice([y for y in range(first_year, 2100) if not calendar.isleap(y) and (y % 2 == 0) == even])
+        year = rng.choice(_DRILL_COMMON_YEARS[first_year, even])
         pair = impossible_date(year, 2, 29, lang, rng, with_year=True)
     return _mostly_in_carrier(rng, "train", lang, pair)
 

@@ -472,9 +472,16 @@ class HfImports:
     def __init__(self, tmp_path_factory: pytest.TempPathFactory) -> None:
         self._tmp_path_factory = tmp_path_factory
         self._imported: dict[str, tuple[Path, Path]] = {}
+        self._builders: dict[str, Callable[[Path], Path]] = {}
 
     def get(self, family: str, build: Callable[[Path], Path]) -> tuple[Path, Path]:
-        """(the Hugging Face directory, atento's model directory) of `family`, built by `build` the first time."""
+        """(the Hugging Face directory, atento's model directory) of `family`, built by `build` the first time.
+
+        A family name stands for one builder: a second builder under the same name would be handed the
+        first one's checkpoint, so it is refused instead."""
+        known = self._builders.setdefault(family, build)
+        if known is not build:
+            raise ValueError(f"{family!r} is already built by {known.__name__}, not {build.__name__}")
         if family not in self._imported:
             from export.__main__ import main as export_main
 
