@@ -161,9 +161,11 @@ def test_viewer_sends_the_api_key_from_its_field(keyed_viewer_server: Any, page:
     assert "API key" in page.inner_text("#status")
 
     page.fill("#api-key", keyed_viewer_server.api_key)
-    page.press("#api-key", "Enter")  # Enter in the form submits it, with the new key
+    # Listening before the key is sent: a request made before the listener exists is never seen, and the
+    # page was still "ready" from the refused round (a flake seen once on a loaded machine).
     with page.expect_request("**/attention") as attention_request:
-        page.wait_for_selector("body[data-phase='ready']")
+        page.press("#api-key", "Enter")  # Enter in the form submits it, with the new key
+    page.wait_for_selector("body[data-phase='ready']")
     assert attention_request.value.headers["authorization"] == f"Bearer {keyed_viewer_server.api_key}"
     page.wait_for_selector("#model-info:has-text('heads')")
     assert page.locator("#heatmap rect.cell").count() > 0
