@@ -8,7 +8,6 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
-import math
 import random
 import shutil
 import sys
@@ -27,6 +26,8 @@ from model.decoding import greedy_decode
 from model.drills import CopyDrills, mix_in_leap_day_drills
 from model.parallel import ONE_PROCESS, WorkerGroup, run_workers
 from model.precision import PRECISIONS, resolve_precision, step_precision
+from model.step_plan import StepPlan
+from model.step_plan import learning_rate_factor as learning_rate_factor
 from model.tasks import TASKS, TokenPair, make_pairs
 from model.tokenizer import Tokenizer, train_tokenizer
 from model.train_config import TrainConfig as TrainConfig
@@ -35,18 +36,6 @@ from model.train_source import parse_category_weights as parse_category_weights
 from model.train_source import stable_bucket as stable_bucket
 from model.transformer import Transformer
 from model.words import forbidden_words
-
-
-def learning_rate_factor(step: int, warmup: int, total: int = 0, cooldown: int = 0) -> float:
-    """Linear warm-up, then inverse square-root decay (Vaswani et al., 2017, section 5.3), then
-    over the last `cooldown` of `total` steps a linear fall to zero. The inverse square root never
-    gets near zero, so without the cool-down the final weights are still a noisy sample around
-    the optimum; annealing to zero lets them settle (Hägele et al., 2024)."""
-    step = max(step, 1)
-    factor = min(step / warmup, math.sqrt(warmup / step))
-    if cooldown > 0 and step > total - cooldown:
-        factor *= (total - step + 1) / cooldown  # the last step still learns, at 1/cooldown
-    return factor
 
 
 def encode_pairs(
@@ -110,13 +99,16 @@ def step_loss(
     config: TrainConfig,
     device: torch.device,
     group: WorkerGroup = ONE_PROCESS,
-) -> tuple[float, int]:
+    planned_steps: int = 0,
+) -> tuple[float, int, int]:
     """Back-propagate one step's loss, the mean over all target tokens of the batch, through
     length-sorted micro-batches: short sequences are no longer padded to the longest one, which
     on a CPU halves the work of a step while giving the same gradient as one full batch. With
     several workers each takes its share of the micro-batches and the gradients are summed.
 
-    Returns the loss and the number of real (non-pad) tokens."""
+    `planned_steps`: the leader's plan of the run's steps (the others give 0), summed with the gradients
+    so that every worker gets it in the same collective.
+    Returns the loss, the number of real (non-pad) tokens and the agreed plan."""
     ordered = sorted(pairs, key=lambda p: (len(p.source) + len(p.target), p.source, p.target))
     target_tokens = sum(len(p.target) + 1 for p in ordered)  # + EOS
     total_loss, real_tokens = 0.0, 0
@@ -128,8 +120,8 @@ def step_loss(
         loss.backward()
         total_loss += loss.item()
         real_tokens += int(batch["src_mask"].sum() + batch["tgt_mask"].sum())
-    total_loss, summed_tokens = group.sum_gradients(model, total_loss, real_tokens)
-    return total_loss, int(summed_tokens)
+    total_loss, summed_tokens, plan = group.sum_gradients(model, total_loss, real_tokens, planned_steps)
+    return total_loss, int(summed_tokens), round(plan)
 
 
 def to_device(batch: dict[str, torch.Tensor], device: torch.device) -> dict[str, torch.Tensor]:
@@ -191,6 +183,13 @@ def train(config: TrainConfig, model_config: ModelConfig, *, progress: bool = Tr
         raise ValueError(f"unknown task {config.task!r}; choose one of {TASKS}")
     if config.workers < 1:
         raise DataError(f"--workers must be at least 1, got {config.workers}")
+    if config.time_budget is not None and not config.time_budget > 0:
+        raise DataError(f"--time-budget must be a positive number of minutes, got {config.time_budget}")
+    if config.time_budget is not None and config.resume:
+        raise DataError(
+            "--time-budget cannot resume: its steps depend on the pace of the run that was stopped; resume with "
+            "--steps set to the checkpoint's planned_steps instead"
+        )
     if config.workers == 1:
         return train_in_group(ONE_PROCESS, config, model_config, progress)
     if pick_device(config.device).type != "cpu":
@@ -252,9 +251,11 @@ def train_in_group(
     validation_examples = source.validation()
     drills = CopyDrills(tokenizer, forbidden=forbidden_words()) if config.copy_drill_share > 0 else None
     losses: list[float] = []
-    last_step = config.steps if config.stop_after is None else min(config.steps, config.stop_after)
+    budget = None if config.time_budget is None else config.time_budget * 60
+    plan = StepPlan(max_steps=config.steps, cooldown=config.cooldown_steps, budget_seconds=budget)
+    stop_at = config.steps if config.stop_after is None else min(config.steps, config.stop_after)
     bar = tqdm(
-        range(start_step, last_step),
+        range(start_step, stop_at),
         initial=start_step,
         total=config.steps,
         disable=not (progress and workers.is_leader),
@@ -262,12 +263,9 @@ def train_in_group(
         dynamic_ncols=True,
     )
     window_tokens, window_start = 0, time.perf_counter()
+    run_start = window_start
     for step in bar:
         torch.manual_seed(config.seed * 1_000_003 + step)  # dropout depends on (seed, step) alone
-        for group in optimizer.param_groups:
-            group["lr"] = config.learning_rate * learning_rate_factor(
-                step + 1, config.warmup_steps, config.steps, config.cooldown_steps
-            )
         examples = source.train_batch(step)
         if config.leap_day_drill_share > 0:
             leap_rng = random.Random(f"leap-day-drills:{config.seed}:{step}")
@@ -276,7 +274,14 @@ def train_in_group(
             examples = drills.mix_into(examples, random.Random(f"drills:{config.seed}:{step}"), config.copy_drill_share)
         pairs = encode_pairs(tokenizer, examples, config, step, drop_too_long=config.data is None)
         optimizer.zero_grad(set_to_none=True)
-        loss, real_tokens = step_loss(model, pairs, tokenizer, config, device, workers)
+        proposal = plan.propose(step - start_step, time.perf_counter() - run_start) if workers.is_leader else 0
+        loss, real_tokens, agreed = step_loss(model, pairs, tokenizer, config, device, workers, proposal)
+        plan.agree(agreed, step + 1)
+        if plan.total != bar.total:
+            bar.total = plan.total
+            bar.refresh()
+        for group in optimizer.param_groups:
+            group["lr"] = config.learning_rate * plan.factor(step + 1, config.warmup_steps)
         torch.nn.utils.clip_grad_norm_(model.parameters(), config.clip_norm)
         optimizer.step()
         losses.append(loss)
@@ -284,7 +289,8 @@ def train_in_group(
         elapsed = time.perf_counter() - window_start
         bar.set_postfix(loss=f"{losses[-1]:.3f}", tok_s=f"{window_tokens / max(elapsed, 1e-9):.0f}")
         done = step + 1
-        if workers.is_leader and (done % config.valid_every == 0 or done == config.steps):
+        last_step = min(stop_at, plan.total)  # the plan may still grow until the cool-down starts
+        if workers.is_leader and (done % config.valid_every == 0 or done == plan.total):
             with workers.every_core():  # the other workers wait for the leader meanwhile
                 scores = validate(model, tokenizer, validation_examples, config, device)
             history.append({"step": done, "train_loss": losses[-1], **scores})
@@ -295,9 +301,17 @@ def train_in_group(
                 out,
                 model.to("cpu"),
                 optimizer=optimizer,
-                metadata={"step": done, "train": dataclasses.asdict(config), "history": history},
+                metadata={
+                    "step": done,
+                    "planned_steps": plan.total,
+                    "train": dataclasses.asdict(config),
+                    "history": history,
+                },
             )
             model.to(device)
+        if done >= last_step:
+            break
+    bar.close()
     return losses
 
 

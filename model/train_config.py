@@ -17,7 +17,14 @@ class TrainConfig:
         default=None,
         metadata={"help": "A TSV file of source<TAB>target lines; unset = the bundled normalization generator."},
     )
-    steps: int = field(default=6000, metadata={"help": "Optimizer steps to train."})
+    steps: int = field(default=6000, metadata={"help": "Optimizer steps to train (with --time-budget: at most)."})
+    time_budget: float | None = field(
+        default=None,
+        metadata={
+            "help": "Minutes of training (validation and checkpoints included): the run takes as many steps as fit "
+            "at its pace, its cool-down ending on the last one (model/step_plan.py); unset = exactly --steps."
+        },
+    )
     batch_size: int = field(default=64, metadata={"help": "Sequences per optimizer step."})
     micro_batch_size: int = field(
         default=16,

@@ -103,3 +103,14 @@ def test_workers_must_be_positive(tmp_path: Path, capsys: pytest.CaptureFixture[
     data.write_text("uno\t1\n")
     assert main(["--data", str(data), "--out", str(tmp_path / "run"), "--workers", "0"]) == 2
     assert "--workers must be at least 1" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_two_workers_keep_to_the_leaders_time_budget(tmp_path: Path) -> None:
+    """Only the leader's clock plans the steps: both workers take the same number and end together."""
+    config = dataclasses.replace(
+        small_run(tmp_path, steps=1_000_000, micro_batch_size=2, cooldown_steps=3, time_budget=5 / 60), workers=2
+    )
+    losses = train(config, TINY, progress=False)
+    metadata = load_checkpoint(config.out).metadata
+    assert 3 < len(losses) == metadata["step"] == metadata["planned_steps"] < 1_000_000

@@ -165,7 +165,7 @@ def test_micro_batches_give_the_full_batch_gradient(tmp_path: Path) -> None:
     full.backward()
     full_gradient = gradient()
     run = TrainConfig(micro_batch_size=3, label_smoothing=0.1)
-    micro, real_tokens = step_loss(model, pairs, tokenizer, run, torch.device("cpu"))
+    micro, real_tokens, _ = step_loss(model, pairs, tokenizer, run, torch.device("cpu"))
     micro_gradient = gradient()
 
     assert micro == pytest.approx(full.item(), rel=1e-5)
@@ -292,3 +292,23 @@ def test_the_single_run_recipe_parses() -> None:
     assert config.init_from is None and not config.resume
     assert config.out == "runs/normalize-single"
     assert f"-m model.evaluate --checkpoint {config.out}" in commands
+
+
+def test_a_time_budget_ends_the_run_on_its_planned_step(tmp_path: Path) -> None:
+    """Far more --steps than fit in 4 seconds: the run stops when its budget is spent, its cool-down ending
+    on the last step, and the checkpoint records how many steps it planned and took."""
+    config = small_run(tmp_path, steps=1_000_000, warmup_steps=10, cooldown_steps=20, time_budget=4 / 60)
+    losses = train(config, TINY, progress=False)
+    metadata = load_checkpoint(config.out).metadata
+    assert 20 < len(losses) < 1_000_000
+    assert metadata["step"] == metadata["planned_steps"] == len(losses)
+    assert metadata["train"]["time_budget"] == pytest.approx(4 / 60)
+
+
+def test_time_budget_refusals(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    data = write_pairs(tmp_path / "pairs.tsv", PAIRS)
+    base = ["--data", str(data), "--out", str(tmp_path / "run")]
+    assert main([*base, "--time-budget", "0"]) == 2
+    assert "--time-budget must be a positive number of minutes" in capsys.readouterr().err
+    assert main([*base, "--time-budget", "5", "--resume"]) == 2
+    assert "--time-budget cannot resume" in capsys.readouterr().err

@@ -1,0 +1,55 @@
+"""The plan of a run's steps (model/step_plan.py): fixed, or fitted to a wall-clock budget at the pace so far."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+
+from model.step_plan import StepPlan, learning_rate_factor
+
+
+def test_without_a_budget_the_plan_is_the_steps_and_the_schedule_is_unchanged() -> None:
+    plan = StepPlan(max_steps=1000, cooldown=200)
+    for step in range(1, 1001):
+        plan.agree(plan.propose(step - 1, elapsed=step * 0.5), step)
+        assert plan.total == 1000
+        assert plan.factor(step, 100) == learning_rate_factor(step, 100, 1000, 200)
+
+
+def test_a_budget_plans_the_steps_that_fit_at_the_pace_so_far() -> None:
+    plan = StepPlan(max_steps=10_000, cooldown=100, budget_seconds=600)
+    assert plan.propose(0, 0.0) == 10_000  # no pace yet
+    assert plan.propose(50, 100.0) == 300  # 2 s a step: 250 more fit in the 500 s left
+    assert plan.propose(50, 25.0) == 1200
+    assert StepPlan(max_steps=500, cooldown=100, budget_seconds=600).propose(50, 25.0) == 500  # never over --steps
+    assert plan.propose(50, 900.0) == 51  # over budget already: this step is the last
+
+
+def test_once_cooling_the_plan_may_shrink_but_never_grow() -> None:
+    plan = StepPlan(max_steps=10_000, cooldown=100, budget_seconds=600)
+    plan.agree(plan.propose(250, 500.0), 251)  # 2 s a step: 300 in all, cooling from step 201
+    assert plan.total == 300 and plan.cooling
+    plan.agree(plan.propose(260, 500.0), 261)  # faster now: it would fit 312, but the cool-down is under way
+    assert plan.total == 300
+    plan.agree(plan.propose(270, 580.0), 271)  # slower: 20 s left, 2.15 s a step, so 279 in all
+    assert plan.total == 279
+
+
+@pytest.mark.parametrize("slowdown", [1.0, 1.3, 0.8])
+def test_a_run_at_a_changing_pace_ends_within_its_budget_on_a_cooled_step(slowdown: float) -> None:
+    """As model/train.py drives it: propose before the step (leader), agree, take the step's rate."""
+    budget, warmup, cooldown = 3600.0, 100, 300
+    plan = StepPlan(max_steps=100_000, cooldown=cooldown, budget_seconds=budget)
+    elapsed, factors = 0.0, []
+    for step in itertools.count(1):
+        plan.agree(plan.propose(step - 1, elapsed), step)
+        factors.append(plan.factor(step, warmup))
+        elapsed += 1.0 if step < 1000 else slowdown  # the pace changes a third of the way in
+        if step >= plan.total:
+            break
+    # Over by a step at most; under by what a faster cool-down saves (its steps are held, never added).
+    assert 0.99 * budget <= elapsed <= budget + slowdown
+    cooled = factors[-cooldown:]
+    assert all(a >= b for a, b in itertools.pairwise(cooled))  # the cool-down falls steadily
+    assert cooled[-1] <= learning_rate_factor(plan.total, warmup) / cooldown * 2
