@@ -43,13 +43,14 @@ class StepPlan:
         if self.total == 0:
             self.total = self.max_steps
 
-    def propose(self, done: int, elapsed: float) -> int:
+    def propose(self, done: int, elapsed: float, reserve: float = 0.0) -> int:
         """The leader's plan after `done` steps in `elapsed` seconds: the steps that fit the budget at the
-        pace so far (at least done + 1, the step being taken; at most --steps)."""
+        pace so far (at least done + 1, the step being taken; at most --steps), keeping `reserve` seconds
+        for what follows the last step (its validation, as long as the last one took)."""
         if self.budget_seconds is None or done == 0 or elapsed <= 0:
             return self.total
         pace = elapsed / done
-        fits = done + int(max(self.budget_seconds - elapsed, 0.0) / pace)
+        fits = done + int(max(self.budget_seconds - elapsed - reserve, 0.0) / pace)
         proposal = min(self.max_steps, max(done + 1, fits))
         return min(proposal, self.total) if self.cooling else proposal
 

@@ -264,6 +264,7 @@ def train_in_group(
     )
     window_tokens, window_start = 0, time.perf_counter()
     run_start = window_start
+    validation_seconds = 0.0  # the last validation's: the run ends with one, which its budget must hold
     for step in bar:
         torch.manual_seed(config.seed * 1_000_003 + step)  # dropout depends on (seed, step) alone
         examples = source.train_batch(step)
@@ -274,7 +275,8 @@ def train_in_group(
             examples = drills.mix_into(examples, random.Random(f"drills:{config.seed}:{step}"), config.copy_drill_share)
         pairs = encode_pairs(tokenizer, examples, config, step, drop_too_long=config.data is None)
         optimizer.zero_grad(set_to_none=True)
-        proposal = plan.propose(step - start_step, time.perf_counter() - run_start) if workers.is_leader else 0
+        run_seconds = time.perf_counter() - run_start
+        proposal = plan.propose(step - start_step, run_seconds, reserve=validation_seconds) if workers.is_leader else 0
         loss, real_tokens, agreed = step_loss(model, pairs, tokenizer, config, device, workers, proposal)
         plan.agree(agreed, step + 1)
         if plan.total != bar.total:
@@ -291,8 +293,10 @@ def train_in_group(
         done = step + 1
         last_step = min(stop_at, plan.total)  # the plan may still grow until the cool-down starts
         if workers.is_leader and (done % config.valid_every == 0 or done == plan.total):
+            validation_start = time.perf_counter()
             with workers.every_core():  # the other workers wait for the leader meanwhile
                 scores = validate(model, tokenizer, validation_examples, config, device)
+            validation_seconds = time.perf_counter() - validation_start
             history.append({"step": done, "train_loss": losses[-1], **scores})
             bar.write(json.dumps(history[-1]), file=sys.stderr)
             window_tokens, window_start = 0, time.perf_counter()

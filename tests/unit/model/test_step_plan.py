@@ -24,6 +24,7 @@ def test_a_budget_plans_the_steps_that_fit_at_the_pace_so_far() -> None:
     assert plan.propose(50, 25.0) == 1200
     assert StepPlan(max_steps=500, cooldown=100, budget_seconds=600).propose(50, 25.0) == 500  # never over --steps
     assert plan.propose(50, 900.0) == 51  # over budget already: this step is the last
+    assert plan.propose(50, 100.0, reserve=100.0) == 250  # the final validation's 100 s kept aside
 
 
 def test_once_cooling_the_plan_may_shrink_but_never_grow() -> None:
