@@ -14,7 +14,7 @@ gradients, the others proposing 0). Imports nothing from this repository.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 
 def learning_rate_factor(step: int, warmup: int, total: int = 0, cooldown: int = 0) -> float:
@@ -36,12 +36,11 @@ class StepPlan:
     max_steps: int  # --steps: never more
     cooldown: int  # --cooldown-steps
     budget_seconds: float | None = None  # --time-budget in seconds; None = exactly max_steps
-    total: int = 0  # the plan all workers agreed on; 0 until the first agreement
-    cooling: bool = False  # the cool-down has started: the plan may only shrink
+    total: int = field(init=False)  # the plan all workers agreed on; --steps until the first agreement
+    cooling: bool = field(default=False, init=False)  # the cool-down has started: the plan may only shrink
 
     def __post_init__(self) -> None:
-        if self.total == 0:
-            self.total = self.max_steps
+        self.total = self.max_steps
 
     def propose(self, done: int, elapsed: float, reserve: float = 0.0) -> int:
         """The leader's plan after `done` steps in `elapsed` seconds: the steps that fit the budget at the
