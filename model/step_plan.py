@@ -16,14 +16,19 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+SCHEDULES = ("rsqrt", "constant")
 
-def learning_rate_factor(step: int, warmup: int, total: int = 0, cooldown: int = 0) -> float:
-    """Linear warm-up, then inverse square-root decay (Vaswani et al., 2017, section 5.3), then
-    over the last `cooldown` of `total` steps a linear fall to zero. The inverse square root never
-    gets near zero, so without the cool-down the final weights are still a noisy sample around
-    the optimum; annealing to zero lets them settle (Hägele et al., 2024)."""
+
+def learning_rate_factor(step: int, warmup: int, total: int = 0, cooldown: int = 0, schedule: str = "rsqrt") -> float:
+    """Linear warm-up, then inverse square-root decay (Vaswani et al., 2017, section 5.3; schedule
+    "rsqrt") or the peak rate held (schedule "constant": warm-up, stable, decay), then over the last
+    `cooldown` of `total` steps a linear fall to zero. Neither gets near zero by itself, so without the
+    cool-down the final weights are still a noisy sample around the optimum; annealing to zero lets them
+    settle (Hägele et al., 2024, who find the constant rate with a cool-down as good as cosine)."""
+    if schedule not in SCHEDULES:
+        raise ValueError(f"unknown schedule {schedule!r}; choose one of {SCHEDULES}")
     step = max(step, 1)
-    factor = min(step / warmup, math.sqrt(warmup / step))
+    factor = min(step / warmup, 1.0 if schedule == "constant" else math.sqrt(warmup / step))
     if cooldown > 0 and step > total - cooldown:
         factor *= max(total - step + 1, 1) / cooldown  # the last step still learns, at 1/cooldown
     return factor
@@ -36,6 +41,7 @@ class StepPlan:
     max_steps: int  # --steps: never more
     cooldown: int  # --cooldown-steps
     budget_seconds: float | None = None  # --time-budget in seconds; None = exactly max_steps
+    schedule: str = "rsqrt"  # --schedule
     total: int = field(init=False)  # the plan all workers agreed on; --steps until the first agreement
     cooling: bool = field(default=False, init=False)  # the cool-down has started: the plan may only shrink
 
@@ -59,6 +65,11 @@ class StepPlan:
         if self.cooldown > 0 and step > total - self.cooldown:
             self.cooling = True
 
+    def cools(self, step: int) -> bool:
+        """Whether `step` (1-based) falls in the cool-down of the plan agreed so far (a step's batch is
+        drawn before its own agreement, so a plan that shrinks there moves the cool-down a step late)."""
+        return self.cooling or (self.cooldown > 0 and step > self.total - self.cooldown)
+
     def factor(self, step: int, warmup: int) -> float:
         """The learning-rate factor of `step` (1-based) under the agreed plan."""
-        return learning_rate_factor(step, warmup, self.total, self.cooldown)
+        return learning_rate_factor(step, warmup, self.total, self.cooldown, self.schedule)

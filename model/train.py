@@ -26,7 +26,7 @@ from model.decoding import greedy_decode
 from model.drills import CopyDrills, mix_in_leap_day_drills
 from model.parallel import ONE_PROCESS, WorkerGroup, run_workers
 from model.precision import PRECISIONS, resolve_precision, step_precision
-from model.step_plan import StepPlan
+from model.step_plan import SCHEDULES, StepPlan
 from model.step_plan import learning_rate_factor as learning_rate_factor
 from model.tasks import TASKS, TokenPair, make_pairs
 from model.tokenizer import Tokenizer, train_tokenizer
@@ -36,6 +36,8 @@ from model.train_source import parse_category_weights as parse_category_weights
 from model.train_source import stable_bucket as stable_bucket
 from model.transformer import Transformer
 from model.words import forbidden_words
+
+CHOICES = {"task": TASKS, "precision": PRECISIONS, "schedule": SCHEDULES}  # flags taking one of a list
 
 
 def encode_pairs(
@@ -252,7 +254,9 @@ def train_in_group(
     drills = CopyDrills(tokenizer, forbidden=forbidden_words()) if config.copy_drill_share > 0 else None
     losses: list[float] = []
     budget = None if config.time_budget is None else config.time_budget * 60
-    plan = StepPlan(max_steps=config.steps, cooldown=config.cooldown_steps, budget_seconds=budget)
+    plan = StepPlan(
+        max_steps=config.steps, cooldown=config.cooldown_steps, budget_seconds=budget, schedule=config.schedule
+    )
     stop_at = config.steps if config.stop_after is None else min(config.steps, config.stop_after)
     bar = tqdm(
         range(start_step, stop_at),
@@ -267,7 +271,7 @@ def train_in_group(
     validation_seconds = 0.0  # the last validation's: the run ends with one, which its budget must hold
     for step in bar:
         torch.manual_seed(config.seed * 1_000_003 + step)  # dropout depends on (seed, step) alone
-        examples = source.train_batch(step)
+        examples = source.train_batch(step, cooling=plan.cools(step + 1))
         if config.leap_day_drill_share > 0:
             leap_rng = random.Random(f"leap-day-drills:{config.seed}:{step}")
             examples = mix_in_leap_day_drills(examples, leap_rng, config.leap_day_drill_share)
@@ -330,8 +334,8 @@ def parse_args(argv: Sequence[str] | None = None) -> tuple[TrainConfig, ModelCon
             text = f"{f.metadata['help']} (default: %(default)s)"  # every field has one: tests/unit/test_cli_help.py
             if f.type in ("bool", bool):
                 section.add_argument(flag, action=argparse.BooleanOptionalAction, default=f.default, help=text)
-            elif f.name in ("task", "precision"):
-                choices = TASKS if f.name == "task" else PRECISIONS
+            elif f.name in CHOICES:
+                choices = CHOICES[f.name]
                 section.add_argument(flag, choices=choices, default=f.default, help=text)
             else:
                 base_type = str(f.type).split("|")[0].strip()  # "int | None" parses as int

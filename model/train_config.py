@@ -35,6 +35,13 @@ class TrainConfig:
     cooldown_steps: int = field(
         default=0, metadata={"help": "The last steps, over which the learning rate falls linearly to zero."}
     )
+    schedule: str = field(
+        default="rsqrt",
+        metadata={
+            "help": "After warm-up: rsqrt (inverse square-root decay) or constant (the peak rate held until the "
+            "cool-down: warm-up, stable, decay)."
+        },
+    )
     weight_decay: float = field(default=0.01, metadata={"help": "AdamW weight decay."})
     label_smoothing: float = field(default=0.1, metadata={"help": "Label smoothing of the cross-entropy loss."})
     clip_norm: float = field(default=1.0, metadata={"help": "Gradient norm clipping threshold."})
@@ -89,6 +96,14 @@ class TrainConfig:
         metadata={
             "help": "Bundled generator only: category=weight pairs, comma-separated, replacing those categories' "
             "TRAIN_CATEGORY_WEIGHTS (model/data.py) for this run, e.g. sentence_multiple_en=5,paragraph_mixed=4."
+        },
+    )
+    cooldown_category_weights: str | None = field(
+        default=None,
+        metadata={
+            "help": "Bundled generator only: category=weight pairs that replace those categories' weights (after "
+            "--category-weights) from the step the cool-down starts: the weak categories drawn more while the rate "
+            "anneals, as a fine-tuning run would, without its warm-up or optimizer restart."
         },
     )
     stop_after: int | None = field(

@@ -47,6 +47,11 @@ class PairSource:
         self.category_weights = parse_category_weights(config.category_weights)
         if self.category_weights and config.data is not None:
             raise DataError("--category-weights applies to the bundled generator, not to --data files")
+        self.cooldown_weights = {**self.category_weights, **parse_category_weights(config.cooldown_category_weights)}
+        if config.cooldown_category_weights and config.data is not None:
+            raise DataError("--cooldown-category-weights applies to the bundled generator, not to --data files")
+        if config.cooldown_category_weights and config.cooldown_steps <= 0:
+            raise DataError("--cooldown-category-weights needs a cool-down (--cooldown-steps)")
         if config.leap_day_drill_share > 0 and config.data is not None:
             raise DataError("--leap-day-drill-share applies to the bundled generator, not to --data files")
         self.file_train: list[Example] = []
@@ -59,10 +64,13 @@ class PairSource:
             self.file_valid = [e for e in examples if stable_bucket(e.source) < 5] or examples[:1]
             self.file_train = [e for e in examples if stable_bucket(e.source) >= 5] or examples
 
-    def train_batch(self, step: int) -> list[Example]:
+    def train_batch(self, step: int, *, cooling: bool = False) -> list[Example]:
+        """The examples of `step` (0-based); `cooling`: the step is in the cool-down, where the generator
+        draws with --cooldown-category-weights."""
         size, seed = self.config.batch_size, self.config.seed
         if self.config.data is None:
-            return generate_examples(size, seed=seed * 1_000_003 + step, split="train", weights=self.category_weights)
+            weights = self.cooldown_weights if cooling else self.category_weights
+            return generate_examples(size, seed=seed * 1_000_003 + step, split="train", weights=weights)
         per_epoch = max(1, len(self.file_train) // size)
         epoch, index = divmod(step, per_epoch)
         order = list(range(len(self.file_train)))

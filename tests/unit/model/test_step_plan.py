@@ -54,3 +54,26 @@ def test_a_run_at_a_changing_pace_ends_within_its_budget_on_a_cooled_step(slowdo
     cooled = factors[-cooldown:]
     assert all(a >= b for a, b in itertools.pairwise(cooled))  # the cool-down falls steadily
     assert cooled[-1] <= learning_rate_factor(plan.total, warmup) / cooldown * 2
+
+
+def test_the_constant_schedule_holds_the_peak_until_the_cool_down() -> None:
+    warmup, total, cooldown = 100, 1000, 200
+    factors = [learning_rate_factor(step, warmup, total, cooldown, "constant") for step in range(1, total + 1)]
+    assert factors[:warmup] == pytest.approx([step / warmup for step in range(1, warmup + 1)])
+    assert factors[warmup - 1 : total - cooldown] == [1.0] * (total - cooldown - warmup + 1)
+    assert factors[total - cooldown :] == pytest.approx([(total - step + 1) / cooldown for step in range(801, 1001)])
+    rsqrt = learning_rate_factor(500, warmup, total, cooldown)
+    assert rsqrt == pytest.approx((warmup / 500) ** 0.5)  # the default is unchanged
+    plan = StepPlan(max_steps=total, cooldown=cooldown, schedule="constant")
+    assert [plan.factor(step, warmup) for step in range(1, total + 1)] == factors
+    with pytest.raises(ValueError, match="unknown schedule 'cosine'"):
+        learning_rate_factor(5, warmup, schedule="cosine")
+
+
+def test_cools_tells_which_steps_draw_the_cool_down_batches() -> None:
+    plan = StepPlan(max_steps=1000, cooldown=200)
+    assert not plan.cools(800) and plan.cools(801) and plan.cools(1000)
+    assert not any(StepPlan(max_steps=1000, cooldown=0).cools(step) for step in range(1, 1001))
+    budgeted = StepPlan(max_steps=10_000, cooldown=100, budget_seconds=600)
+    budgeted.agree(budgeted.propose(150, 300.0), 151)  # 2 s a step: 300 in all
+    assert not budgeted.cools(200) and budgeted.cools(201)

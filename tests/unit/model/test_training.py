@@ -237,6 +237,46 @@ def test_leap_day_drills_join_generator_runs_only(tmp_path: Path) -> None:
     assert len(train(generated, TINY, progress=False)) == 3
 
 
+def test_cooldown_category_weights_draw_the_cool_downs_batches(tmp_path: Path) -> None:
+    from model.parallel import ONE_PROCESS
+    from model.train import PairSource, train_in_group
+
+    class Recorded(PairSource):
+        def __init__(self, config: TrainConfig) -> None:
+            super().__init__(config)
+            self.cooling: list[bool] = []
+
+        def train_batch(self, step: int, *, cooling: bool = False) -> list[Example]:
+            self.cooling.append(cooling)
+            return super().train_batch(step, cooling=cooling)
+
+    config = small_run(
+        tmp_path,
+        data=None,
+        steps=6,
+        warmup_steps=2,
+        cooldown_steps=2,
+        batch_size=16,
+        tokenizer_corpus=300,
+        max_length=128,
+        schedule="constant",
+        category_weights="date_spoken_en=1",
+        cooldown_category_weights="date_spoken_en=1000",
+    )
+    source = Recorded(config)
+    assert len(train_in_group(ONE_PROCESS, config, TINY, False, source)) == 6
+    assert source.cooling == [False, False, False, False, True, True]
+    plain, cooled = source.train_batch(4), source.train_batch(4, cooling=True)
+    assert sum(e.category == "date_spoken_en" for e in cooled) > 14 > sum(e.category == "date_spoken_en" for e in plain)
+    assert source.cooldown_weights == {"date_spoken_en": 1000.0}
+    with pytest.raises(DataError, match="--cooldown-category-weights applies to the bundled generator"):
+        PairSource(small_run(tmp_path, cooldown_steps=2, cooldown_category_weights="plain_es=2"))
+    with pytest.raises(DataError, match="needs a cool-down"):
+        PairSource(dataclasses.replace(config, cooldown_steps=0))
+    with pytest.raises(DataError, match="unknown category"):
+        PairSource(dataclasses.replace(config, cooldown_category_weights="bogus=1"))
+
+
 def _make_recipe(target: str) -> tuple[str, list[TrainConfig]]:
     """`make -n TARGET`'s commands, and the TrainConfig of each model.train line in it."""
     import shlex
