@@ -197,8 +197,8 @@ def train(config: TrainConfig, model_config: ModelConfig, *, progress: bool = Tr
     if pick_device(config.device).type != "cpu":
         raise DataError("--workers shares a step between CPU processes; on a GPU train with one (--workers 1)")
     source = PairSource(config)  # read and checked once: the workers get it, not the file
-    build_tokenizer(config, source, Path(config.out))  # once, before the workers read it
-    return run_workers(train_in_group, config.workers, config, model_config, progress, source)
+    build_tokenizer(config, source, Path(config.out))  # once: workers building their own would race on its file
+    return run_workers(train_in_group, config.workers, config, model_config, progress, source, True)
 
 
 def train_in_group(
@@ -207,14 +207,17 @@ def train_in_group(
     model_config: ModelConfig,
     progress: bool,
     source: PairSource | None = None,
+    tokenizer_built: bool = False,
 ) -> list[float]:
-    """The training loop of one worker (the only one without --workers); the leader validates and checkpoints."""
+    """The training loop of one worker (the only one without --workers); the leader validates and checkpoints.
+
+    With several workers, train() has built the tokenizer and source already (tokenizer_built): each only reads."""
     torch.use_deterministic_algorithms(True)
     if config.threads:
         torch.set_num_threads(config.threads)
     out = Path(config.out)
     source = source or PairSource(config)  # reads and checks the whole TSV before anything trains
-    tokenizer = build_tokenizer(config, source, out)
+    tokenizer = Tokenizer.from_file(out / TOKENIZER) if tokenizer_built else build_tokenizer(config, source, out)
     device = pick_device(config.device)
     config = dataclasses.replace(config, precision=resolve_precision(config.precision, device))  # as checkpointed
     start_step = 0

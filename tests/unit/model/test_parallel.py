@@ -10,12 +10,13 @@ import pytest
 import torch
 import torch.distributed as dist
 
+import model.train
 from model.checkpoint import load_checkpoint
 from model.data import DataError
 from model.parallel import WorkerGroup, run_workers
 from model.tasks import make_pairs
 from model.tokenizer import Tokenizer, train_tokenizer
-from model.train import TrainConfig, main, step_loss, train
+from model.train import TrainConfig, build_tokenizer, main, step_loss, train
 from model.transformer import Transformer
 from tests.unit.model.test_training import PAIRS, TINY, small_run
 
@@ -55,8 +56,10 @@ def test_two_workers_sum_to_the_steps_gradient(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-def test_two_workers_train_as_one_process(tmp_path: Path) -> None:
+def test_two_workers_train_as_one_process(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The same losses as one process, step after step, and the same validation loss at the end.
+
+    The tokenizer is built once, by the parent: workers that each rebuilt it wrote its file while the other read it.
 
     (Weights are not compared: summed in another order, a near-zero gradient differs in its last bits,
     and Adam, dividing it by its own size, moves such a weight by up to a learning rate either way.)"""
@@ -66,7 +69,16 @@ def test_two_workers_train_as_one_process(tmp_path: Path) -> None:
     one = small_run(tmp_path / "one", **common)
     two = dataclasses.replace(small_run(tmp_path / "two", **common), workers=2)
     expected = train(one, TINY, progress=False)
+    built: list[int] = []
+
+    def build_and_stat(*args: object) -> Tokenizer:
+        tokenizer = build_tokenizer(*args)  # type: ignore[arg-type]
+        built.append((Path(two.out) / "tokenizer.json").stat().st_mtime_ns)
+        return tokenizer
+
+    monkeypatch.setattr(model.train, "build_tokenizer", build_and_stat)  # the parent's only: workers are spawned
     losses = train(two, TINY, progress=False)
+    assert built == [(Path(two.out) / "tokenizer.json").stat().st_mtime_ns]
     assert losses == pytest.approx(expected, rel=1e-5)
     assert len(set(losses)) > 1
     one_valid = load_checkpoint(one.out).metadata["history"][-1]["valid_loss"]
