@@ -9,7 +9,8 @@ Drawing every word's pieces uniformly from the vocabulary gives each token its s
 targets. Tokenizer-aware, so it lives beside training rather than in the tokenizer-free generator.
 
 Leap-day drills: 29 February of leap and common years in equal numbers (sentences_rewritten.leap_day_drill),
-so that the year, not its century, decides whether it is a date.
+so that the year, not its century, decides whether it is a date; or, as minimal pairs, the same words and
+carrier with a leap year and with a common year beside it.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import random
 from collections.abc import Iterable, Sequence
 
 from model.data import Example
-from model.sentences_rewritten import leap_day_drill
+from model.sentences_rewritten import leap_day_drill, leap_day_minimal_pair
 from model.tokenizer import Tokenizer
 
 CATEGORY = "copy_drill"
@@ -52,9 +53,16 @@ class CopyDrills:
         return [*examples[: len(examples) - count], *(Example(s, s, CATEGORY) for s in drills)]
 
 
-def mix_in_leap_day_drills(examples: Sequence[Example], rng: random.Random, share: float) -> list[Example]:
+def mix_in_leap_day_drills(
+    examples: Sequence[Example], rng: random.Random, share: float, *, minimal_pairs: bool = False
+) -> list[Example]:
     """`examples` with the first round(share * len) replaced by leap-day drills, half of them Spanish
-    (the copy drills take the last ones: both can apply to one batch)."""
+    (the copy drills take the last ones: both can apply to one batch). With `minimal_pairs`, the drills come
+    in pairs that differ by their year alone (sentences_rewritten.leap_day_minimal_pair)."""
     count = round(share * len(examples))
-    drills = [leap_day_drill(rng, rng.choice(("es", "en"))) for _ in range(count)]
+    drills: list[tuple[str, str]] = []
+    while len(drills) < count:
+        lang = rng.choice(("es", "en"))
+        drills.extend(leap_day_minimal_pair(rng, lang) if minimal_pairs else [leap_day_drill(rng, lang)])
+    drills = drills[:count]
     return [*(Example(s, t, LEAP_DAY_CATEGORY) for s, t in drills), *examples[count:]]

@@ -107,6 +107,32 @@ def leap_day_drill(rng: random.Random, lang: str) -> Pair:
     return _mostly_in_carrier(rng, "train", lang, pair)
 
 
+def leap_day_minimal_pair(rng: random.Random, lang: str) -> tuple[Pair, Pair]:
+    """The same 29 February twice, in the same words and the same carrier: once with a leap year, once with a
+    common year one or two away ("... veintinueve de febrero de dos mil doce" -> a date, "... de dos mil
+    catorce" -> none). Side by side in a batch, the only thing that tells them apart is the year's last word,
+    so the gradient cannot lean on the century or the reading (training only; model/drills.py)."""
+    first_year = 1900 if lang == "es" else 2000
+    leap = rng.choice(_DRILL_LEAP_DAYS[first_year]).year
+    offset = rng.choice((-2, -2, 2, 2, -1, 1))  # mostly even neighbours: odd years are the easy ones
+    common = leap + offset if first_year <= leap + offset <= 2099 else leap - offset
+    form_source, form_target = impossible_date(leap, 2, 29, lang, rng, with_year=False)
+    separator = " de " if lang == "es" else ", "
+    reading = rng.getstate()  # both years in the same variant ("two thousand and twelve" / "... fourteen")
+    leap_words = cardinal_words(leap, lang, rng)
+    rng.setstate(reading)
+    common_words = cardinal_words(common, lang, rng)
+    leap_pair = f"{form_source}{separator}{leap_words}", f"{leap}-02-29"
+    common_pair = f"{form_source}{separator}{common_words}", f"{form_target}{separator}{common}"
+    if rng.random() >= LEAP_AND_IMPOSSIBLE_IN_CARRIER_SHARE:
+        return leap_pair, common_pair
+    template = carrier_template(rng, "train", f"date_{lang}", "{d}")
+    return (
+        (template.format(d=leap_pair[0]), template.format(d=leap_pair[1])),
+        (template.format(d=common_pair[0]), template.format(d=common_pair[1])),
+    )
+
+
 def _mostly_in_carrier(rng: random.Random, split: str, lang: str, pair: Pair) -> Pair:
     """A leap day or an impossible date: in a held-out split always in a held-out carrier (bare, the few such
     days would repeat training's sources), in training in a carrier LEAP_AND_IMPOSSIBLE_IN_CARRIER_SHARE of

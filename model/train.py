@@ -277,7 +277,9 @@ def train_in_group(
         examples = source.train_batch(step, cooling=plan.cools(step + 1))
         if config.leap_day_drill_share > 0:
             leap_rng = random.Random(f"leap-day-drills:{config.seed}:{step}")
-            examples = mix_in_leap_day_drills(examples, leap_rng, config.leap_day_drill_share)
+            examples = mix_in_leap_day_drills(
+                examples, leap_rng, config.leap_day_drill_share, minimal_pairs=config.leap_day_minimal_pairs
+            )
         if drills is not None:
             examples = drills.mix_into(examples, random.Random(f"drills:{config.seed}:{step}"), config.copy_drill_share)
         pairs = encode_pairs(tokenizer, examples, config, step, drop_too_long=config.data is None)

@@ -60,6 +60,13 @@ class TrainConfig:
         default=0.0,
         metadata={"help": "Share of each batch replaced by 29 Februaries of leap and common years (model/drills.py)."},
     )
+    leap_day_minimal_pairs: bool = field(
+        default=False,
+        metadata={
+            "help": "Draw the leap-day drills as minimal pairs: the same words and carrier with a leap year and "
+            "with a common year one or two away."
+        },
+    )
     valid_every: int = field(default=500, metadata={"help": "Validate every this many steps."})
     valid_size: int = field(default=256, metadata={"help": "Validation examples."})
     checkpoint_every: int = field(default=500, metadata={"help": "Write a checkpoint every this many steps."})

@@ -1,16 +1,18 @@
 """Copy drills: every token of the vocabulary becomes a training target, never a number word or month.
-Leap-day drills: 29 February of leap and common years alike, each rewritten as the contract says."""
+Leap-day drills: 29 February of leap and common years alike, each rewritten as the contract says; as minimal
+pairs, the same words with a leap year and a common year beside it."""
 
 from __future__ import annotations
 
 import calendar
+import os
 import random
 import re
 from collections import Counter
 
 from model.data import generate_examples
 from model.drills import CATEGORY, LEAP_DAY_CATEGORY, CopyDrills, mix_in_leap_day_drills
-from model.sentences_rewritten import leap_day_drill
+from model.sentences_rewritten import leap_day_drill, leap_day_minimal_pair
 from model.tokenizer import Tokenizer
 from model.words import forbidden_words
 
@@ -70,3 +72,33 @@ def test_mix_in_leap_day_drills_replaces_the_first_examples() -> None:
     assert len(mixed) == 64 and mixed[6:] == batch[6:]
     assert [e.category for e in mixed[:6]] == [LEAP_DAY_CATEGORY] * 6
     assert mixed == mix_in_leap_day_drills(batch, random.Random(5), 0.1)
+
+
+def test_leap_day_minimal_pairs_differ_by_their_year_alone() -> None:
+    rng = random.Random(11)
+    for _ in range(300):
+        lang = rng.choice(("es", "en"))
+        (leap_source, leap_target), (common_source, common_target) = leap_day_minimal_pair(rng, lang)
+        leap_year = int(re.search(r"\b(\d{4})-02-29\b", leap_target).group(1))  # type: ignore[union-attr]
+        common_year = int(re.search(r"(?:febrero de|February,|twenty-ninth,) (\d{4})\b", common_target).group(1))  # type: ignore[union-attr]
+        assert calendar.isleap(leap_year) and not calendar.isleap(common_year)
+        assert 1 <= abs(leap_year - common_year) <= 2 and (lang == "es" or common_year >= 2000)
+        # The same carrier and day; only the year's reading differs.
+        day = re.search(
+            r"veintinueve de febrero de|February twenty-ninth, |the twenty-ninth of February, ", leap_source
+        )
+        assert day is not None and common_source.startswith(leap_source[: day.end()])
+        head = leap_source[: day.start()]
+        tail = os.path.commonprefix([leap_source[::-1], common_source[::-1]])[::-1]
+        tail = tail[tail.find(" ") :] if " " in tail else ""  # from the end of the year's words on
+        for target in (leap_target, common_target):
+            assert target.startswith(head) and target.endswith(tail)
+
+
+def test_minimal_pairs_come_side_by_side_in_the_batch() -> None:
+    batch = generate_examples(64, seed=3, split="train")
+    mixed = mix_in_leap_day_drills(batch, random.Random(5), 0.125, minimal_pairs=True)
+    assert len(mixed) == 64 and mixed[8:] == batch[8:]
+    for first, second in zip(mixed[0:8:2], mixed[1:8:2], strict=True):
+        assert first.category == second.category == LEAP_DAY_CATEGORY
+        assert "-02-29" in first.target and "-02-29" not in second.target

@@ -235,6 +235,10 @@ def test_leap_day_drills_join_generator_runs_only(tmp_path: Path) -> None:
         train(small_run(tmp_path, leap_day_drill_share=0.1), TINY, progress=False)
     generated = small_run(tmp_path, data=None, steps=3, tokenizer_corpus=300, max_length=128, leap_day_drill_share=0.25)
     assert len(train(generated, TINY, progress=False)) == 3
+    with pytest.raises(DataError, match="give --leap-day-drill-share"):
+        train(dataclasses.replace(generated, leap_day_drill_share=0.0, leap_day_minimal_pairs=True), TINY)
+    paired = dataclasses.replace(generated, out=str(tmp_path / "paired"), leap_day_minimal_pairs=True)
+    assert len(train(paired, TINY, progress=False)) == 3
 
 
 def test_cooldown_category_weights_draw_the_cool_downs_batches(tmp_path: Path) -> None:
