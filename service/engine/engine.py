@@ -32,12 +32,13 @@ from service.engine.observer import EngineObserver, NoObserver
 from service.engine.openvino_runner import OpenVinoRunner
 from service.engine.pieces import JoinedHandle, TextRules
 from service.engine.request_rules import ModelLanguages, request_rules, with_languages
-from service.engine.runner import OnnxRunner, Runner
+from service.engine.runner import OnnxRunner, Runner, runs_on_cpu
 from service.engine.scheduler import BatchPolicy, PendingRequest, Scheduler
 from service.engine.settings import BatchingSettings, RuntimeSettings
 from service.engine.text_cache import TextMemo
 from service.engine.tokenizer import Tokenizer, load_tokenizers, special_labels
 from service.engine.types import AttentionSpec, EngineStats, GenerationParams, ModelInfo
+from service.engine.variant_choice import cpu_flags
 from service.engine.worker import EngineLoop, Entry
 
 logger = logging.getLogger(__name__)
@@ -123,7 +124,10 @@ class Engine:
         return self._require_loaded().executors[lane]
 
     def _load(self) -> _Loaded:
-        model = load_model_directory(self.model_dir, variant=self.variant)
+        # auto takes int8 on VNNI CPUs for onnxruntime's kernels only (OpenVINO's int8 was slower: BENCHMARKS.md).
+        on_cpu = self._runner_factory is None and self.runtime.backend == "onnxruntime" and runs_on_cpu(self.device)
+        model = load_model_directory(self.model_dir, variant=self.variant, on_cpu=on_cpu, cpu_flags=cpu_flags())
+        logger.info("model %s/%s: variant %s (%s)", model.name, model.version, model.variant, model.variant_reason)
         languages = ModelLanguages.from_manifest(model.manifest.get("languages"), where=str(model.directory / MANIFEST))
         tokenizers = load_tokenizers(
             model, leading_codes=languages.codes if languages is not None and languages.in_source else None

@@ -97,7 +97,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--data", required=True, help="test set as JSON lines (python -m model.evaluate --write-test-set)"
     )
-    parser.add_argument("--variant", default=None, help="fp32 | int8 | fp16 (default: the manifest's default)")
+    parser.add_argument("--variant", default=None, help="fp32 | int8 | fp16 | auto (default: the manifest's default)")
     parser.add_argument(
         "--backend",
         choices=("onnxruntime", "openvino"),

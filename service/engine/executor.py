@@ -16,7 +16,7 @@ from service.engine.decoding_rules import DecodingRules, ModelGeneration
 from service.engine.request_state import DecodingContext, ModelShape, Request, RequestState, SpecialIds
 from service.engine.runner import EncoderBatch, KvCache, Runner
 from service.engine.sampling import TokenChooser, chosen_logprobs, log_softmax
-from service.engine.tokenizer import Decoding, IncrementalDetokenizer
+from service.engine.tokenizer import Decoding, new_detokenizer
 from service.engine.transformers_beam import TransformersBeamSearch
 from service.engine.types import GenerationResult, TokenEvent
 
@@ -232,9 +232,7 @@ class BatchExecutor:
 
     def _new_active(self, request: Request) -> RequestState:
         params = request.params
-        active = RequestState(
-            request=request, text=IncrementalDetokenizer(self.tokenizer), last_tokens=[self.special.bos]
-        )
+        active = RequestState(request=request, text=new_detokenizer(self.tokenizer), last_tokens=[self.special.bos])
         if params.num_beams > 1 and self.generation.beam_search == "transformers":
             active.beam = TransformersBeamSearch(
                 num_beams=params.num_beams,

@@ -15,6 +15,7 @@ from typing import Any
 from service.engine.edit_guard import EditGuard
 from service.engine.errors import ModelLoadError
 from service.engine.segmentation import SegmentationSpec
+from service.engine.variant_choice import choose_variant
 
 MANIFEST = "manifest.json"
 FORMAT = "atento-model/2"
@@ -65,6 +66,7 @@ class ModelFiles:
     name: str
     version: str
     variant: str
+    variant_reason: str
     encoder: Path
     decoder: Path
     tokenizer: Path
@@ -135,12 +137,20 @@ def _tensor_specs(entries: Any, where: str) -> tuple[TensorSpec, ...]:
     return tuple(specs)
 
 
-def load_model_directory(directory: Path | str, *, variant: str | None = None) -> ModelFiles:
+def load_model_directory(
+    directory: Path | str,
+    *,
+    variant: str | None = None,
+    on_cpu: bool = False,
+    cpu_flags: frozenset[str] = frozenset(),
+) -> ModelFiles:
     """Read the manifest, verify every listed file's sha256 and pick a variant's graphs.
 
     Args:
         directory: the model directory (models/NAME/VERSION).
-        variant: a key of manifest["variants"]; None = manifest["default_variant"].
+        variant: a key of manifest["variants"]; None = manifest["default_variant"]; "auto" = its checked int8
+            variant when the graphs run `on_cpu` and `cpu_flags` hold int8 dot-product instructions, else the
+            default (variant_choice).
 
     Returns:
         The verified ModelFiles.
@@ -175,7 +185,14 @@ def load_model_directory(directory: Path | str, *, variant: str | None = None) -
         if actual != expected:
             raise ModelLoadError(f"{path} is corrupt: sha256 {actual} != {expected} in {MANIFEST}")
     variants = _require(manifest, "variants", dict, where)
-    chosen = variant or _require(manifest, "default_variant", str, where)
+    choice = choose_variant(
+        variants,
+        _require(manifest, "default_variant", str, where),
+        asked=variant or None,
+        on_cpu=on_cpu,
+        flags=cpu_flags,
+    )
+    chosen = choice.name
     if chosen not in variants:
         raise ModelLoadError(f"{where}: no variant {chosen!r} (have {sorted(variants)})")
     graph_files = variants[chosen]
@@ -206,6 +223,7 @@ def load_model_directory(directory: Path | str, *, variant: str | None = None) -
         name=str(manifest.get("name", directory.parent.name)),
         version=str(manifest.get("version", directory.name)),
         variant=chosen,
+        variant_reason=choice.reason,
         encoder=paths["encoder"],
         decoder=paths["decoder"],
         tokenizer=directory / TOKENIZER,

@@ -13,7 +13,7 @@ from service.engine.attention_record import AttentionLog
 from service.engine.beam import BeamSearch
 from service.engine.decoding_rules import DecodingRules
 from service.engine.sampling import TokenChooser
-from service.engine.tokenizer import Decoding, IncrementalDetokenizer
+from service.engine.tokenizer import Decoding, Detokenizer
 from service.engine.transformers_beam import TransformersBeamSearch
 from service.engine.types import AttentionSpec, GenerationParams, GenerationResult, TokenEvent
 
@@ -57,7 +57,7 @@ class RequestState:
     """One request in the running batch: how it picks tokens, what it has generated, how it ends."""
 
     request: Request
-    text: IncrementalDetokenizer
+    text: Detokenizer
     chooser: TokenChooser | None = None
     beam: BeamSearch | TransformersBeamSearch | None = None
     last_tokens: list[int] = field(default_factory=list)  # one per row

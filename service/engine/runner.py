@@ -116,6 +116,11 @@ def pick_providers(device: str) -> list[str]:
     return ["CPUExecutionProvider"]
 
 
+def runs_on_cpu(device: str) -> bool:
+    """Whether onnxruntime runs the graphs on the CPU for `device` (auto without CUDA, or cpu)."""
+    return pick_providers(device)[0] == "CPUExecutionProvider"
+
+
 class OnnxRunner:
     """Encoder and decoder sessions; with CUDA, I/O binding keeps the cross keys/values on the device."""
 

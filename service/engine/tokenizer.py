@@ -7,6 +7,8 @@ Imports only `tokenizers`; never model/.
 
 from __future__ import annotations
 
+import codecs
+import functools
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -130,8 +132,15 @@ class Tokenizer:
     def decode(self, ids: Sequence[int]) -> str:
         return str(self._tok.decode(list(ids), skip_special_tokens=True))
 
-    def detokenizer(self) -> IncrementalDetokenizer:
-        return IncrementalDetokenizer(self)
+    def detokenizer(self) -> Detokenizer:
+        """Per-token text for streaming: from a table of each id's bytes where the tokenizer is byte-level
+        (the same text as decoding, a fraction of its cost), else by decoding a window of recent ids."""
+        table = self._byte_table
+        return IncrementalDetokenizer(self) if table is None else ByteLevelDetokenizer(table)
+
+    @functools.cached_property
+    def _byte_table(self) -> tuple[bytes, ...] | None:
+        return byte_level_table(self._tok)
 
 
 @dataclass(frozen=True)
@@ -208,6 +217,66 @@ def special_labels(tokenizer: Tokenizer, ids: Iterable[int], *, codes: Mapping[s
 
 class Decoding(Protocol):
     def decode(self, ids: Sequence[int]) -> str: ...
+
+
+class Detokenizer(Protocol):
+    def push(self, token_id: int, *, final: bool = False) -> str: ...
+
+    def flush(self) -> str: ...
+
+
+def new_detokenizer(tokenizer: Decoding) -> Detokenizer:
+    """The service's tokenizer's own detokenizer (byte-level where it can); any other Decoding, by windows."""
+    return tokenizer.detokenizer() if isinstance(tokenizer, Tokenizer) else IncrementalDetokenizer(tokenizer)
+
+
+def _bytes_of_characters() -> dict[str, int]:
+    """GPT-2's byte-level alphabet: each byte as one printable character (the ByteLevel pre-tokenizer's)."""
+    printable = [*range(ord("!"), ord("~") + 1), *range(ord("¡"), ord("¬") + 1), *range(ord("®"), ord("ÿ") + 1)]
+    characters = {byte: chr(byte) for byte in printable}
+    extra = 0
+    for byte in range(256):
+        if byte not in characters:
+            characters[byte] = chr(256 + extra)
+            extra += 1
+    return {character: byte for byte, character in characters.items()}
+
+
+def byte_level_table(tok: tokenizers.Tokenizer) -> tuple[bytes, ...] | None:
+    """Each id's bytes when `tok` decodes with the ByteLevel decoder alone (special tokens: none, as
+    decode(skip_special_tokens=True) drops them); None otherwise, or if any id's table entry does not decode
+    to what `tok` decodes it to (then the windowed detokenizer is used)."""
+    if not isinstance(tok.decoder, tokenizers.decoders.ByteLevel):
+        return None
+    alphabet = _bytes_of_characters()
+    specials = {token.content for token in tok.get_added_tokens_decoder().values() if token.special}
+    table: list[bytes] = []
+    for token_id in range(tok.get_vocab_size(with_added_tokens=True)):
+        token = tok.id_to_token(token_id)
+        if token is None or token in specials:
+            table.append(b"")
+        elif all(character in alphabet for character in token):
+            table.append(bytes(alphabet[character] for character in token))
+        else:  # as the ByteLevel decoder: a token outside the alphabet is its own UTF-8
+            table.append(token.encode())
+        if table[-1].decode(errors="replace") != tok.decode([token_id], skip_special_tokens=True):
+            return None
+    return tuple(table)
+
+
+class ByteLevelDetokenizer:
+    """Each token's text from its bytes: a UTF-8 decoder that holds a character's first bytes until its
+    last arrives, so the pieces concatenate to decode(ids) (bytes that are no UTF-8 become U+FFFD there too)."""
+
+    def __init__(self, table: tuple[bytes, ...]) -> None:
+        self._table = table
+        self._utf8 = codecs.getincrementaldecoder("utf-8")(errors="replace")
+
+    def push(self, token_id: int, *, final: bool = False) -> str:
+        return self._utf8.decode(self._table[token_id], final=final)
+
+    def flush(self) -> str:
+        return self._utf8.decode(b"", final=True)
 
 
 class IncrementalDetokenizer:

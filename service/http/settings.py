@@ -116,7 +116,10 @@ class ServiceSettings(BaseSettings):
         "load calls only. Ignored when model_dir is set.",
     )
     variant: str | None = Field(
-        None, description="The manifest's variant to load (fp32, int8, fp16); null = its default_variant."
+        None,
+        description="The manifest's variant to load (fp32, int8, fp16); null = its default_variant; auto = int8 on a "
+        "CPU with int8 dot products (AVX512-VNNI, AVX-VNNI, AMX-INT8) when the export checked it against fp32, else "
+        "the default.",
     )
     device: str = Field(
         "auto",

@@ -345,3 +345,18 @@ def test_lanes_share_the_work_and_change_no_result(tiny_model_dir: Path, referen
                 assert "stopped" in str(error)
 
     asyncio.run(run())
+
+
+@pytest.mark.parametrize(("flags", "expected"), [({"avx2", "avx512_vnni"}, "int8"), ({"avx2", "fma"}, "fp32")])
+def test_variant_auto_follows_the_cpus_int8_instructions(
+    tiny_model_dir: Path, monkeypatch: pytest.MonkeyPatch, flags: set[str], expected: str
+) -> None:
+    import service.engine.engine as engine_module
+
+    monkeypatch.setattr(engine_module, "cpu_flags", lambda: frozenset(flags))
+    auto = Engine(tiny_model_dir, variant="auto", runtime=RUNTIME)
+    asyncio.run(auto.start())
+    try:
+        assert auto.info.variant == expected
+    finally:
+        asyncio.run(auto.stop(timeout_s=10))

@@ -1,9 +1,17 @@
 from __future__ import annotations
 
+import random
+
 import tokenizers
 from tokenizers import decoders, models, pre_tokenizers, trainers
 
-from service.engine.tokenizer import Tokenizer, special_labels
+from service.engine.tokenizer import (
+    ByteLevelDetokenizer,
+    IncrementalDetokenizer,
+    Tokenizer,
+    byte_level_table,
+    special_labels,
+)
 
 
 def tiny_tokenizer() -> Tokenizer:
@@ -36,6 +44,30 @@ def test_streamed_pieces_concatenate_to_the_text_even_inside_multibyte_character
     pieces.append(stream.flush())
     assert "".join(pieces) == text
     assert all("\ufffd" not in p for p in pieces)
+
+
+def test_byte_level_pieces_are_the_decoded_text_for_any_ids() -> None:
+    """The byte table's pieces against decode: random ids (specials, lone bytes of a character, bytes that are
+    no UTF-8 at all) concatenate to what the tokenizer decodes them to, and split as the windowed way does."""
+    tok = coded_tokenizer(match_special_tokens=False)  # a special token beyond the trained ones, too
+    assert isinstance(tok.detokenizer(), ByteLevelDetokenizer)
+    rng = random.Random(0)
+    for _ in range(500):
+        ids = [rng.randrange(tok.vocab_size) for _ in range(rng.randint(1, 30))]
+        fast, windowed = tok.detokenizer(), IncrementalDetokenizer(tok)
+        pieces = [fast.push(i) for i in ids] + [fast.flush()]
+        assert "".join(pieces) == tok.decode(ids) == "".join([windowed.push(i) for i in ids] + [windowed.flush()])
+    text = "日本 año ✓ hello"
+    fast, windowed = tok.detokenizer(), IncrementalDetokenizer(tok)
+    ids = tok.encode_plain(text)
+    assert [fast.push(i) for i in ids] == [windowed.push(i) for i in ids]
+
+
+def test_other_decoders_stream_by_windows() -> None:
+    tok = tiny_tokenizer()._tok
+    tok.decoder = decoders.Metaspace()
+    assert byte_level_table(tok) is None
+    assert isinstance(Tokenizer(tok, eos_id=2).detokenizer(), IncrementalDetokenizer)
 
 
 def coded_tokenizer(*, match_special_tokens: bool) -> Tokenizer:
