@@ -7,7 +7,7 @@ thread): on a machine other jobs share, wall figures mean nothing and CPU figure
 `--threads 1` keeps onnxruntime's spinning pool thread out of them.
 
 `python -m bench.trees --before /tmp/atento-before [--after .] [--rounds 3] [--clients 32] [--threads 1]
-[--after-lanes 2] [--after-variant auto]`, with the
+[--after-lanes 2 [--after-lane-threads 1]] [--after-variant auto]`, with the
 before tree made by `git worktree add /tmp/atento-before <commit>`.
 """
 
@@ -23,17 +23,18 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 
 async def _measure(
-    model_dir: Path, clients: int, requests: int, threads: int, lanes: int, variant: str | None
+    model_dir: Path, clients: int, requests: int, threads: int, lanes: int, variant: str | None, lane_threads: int
 ) -> dict[str, float]:
     from bench.workload import bundled_texts, closed_loop, make_engine, serve_one_at_a_time
     from service.engine import GenerationParams
 
-    chosen = {} if variant is None else {"variant": variant}
-    if lanes > 1:  # one onnxruntime thread a lane: the lanes are the parallelism (BatchingSettings.lanes)
-        engine = make_engine(model_dir, max_batch_size=clients, threads=1, lanes=lanes, **chosen)
+    chosen: dict[str, Any] = {} if variant is None else {"variant": variant}
+    if lanes > 1:  # by default one onnxruntime thread a lane: the lanes are the parallelism (BatchingSettings.lanes)
+        engine = make_engine(model_dir, max_batch_size=clients, threads=lane_threads, lanes=lanes, **chosen)
     else:  # the before tree's make_engine may not know lanes
         engine = make_engine(model_dir, max_batch_size=clients, threads=threads, **chosen)
     await engine.start()
@@ -62,14 +63,21 @@ async def _measure(
 
 
 def _child(
-    tree: Path, model_dir: Path, clients: int, requests: int, threads: int, lanes: int, variant: str | None
+    tree: Path,
+    model_dir: Path,
+    clients: int,
+    requests: int,
+    threads: int,
+    lanes: int,
+    variant: str | None,
+    lane_threads: int,
 ) -> None:
     sys.path.insert(0, str(tree))
     import service.engine
 
     if not Path(service.engine.__file__).resolve().is_relative_to(tree):
         raise RuntimeError(f"imported {service.engine.__file__}, not {tree}'s service")
-    print(json.dumps(asyncio.run(_measure(model_dir, clients, requests, threads, lanes, variant))))
+    print(json.dumps(asyncio.run(_measure(model_dir, clients, requests, threads, lanes, variant, lane_threads))))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -97,13 +105,30 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=None,
         help="the after tree's variant (fp32, int8, auto: ATENTO_VARIANT); default: the manifest's, as the before tree",
     )
+    parser.add_argument(
+        "--after-lane-threads",
+        type=int,
+        default=1,
+        help="with --after-lanes: the onnxruntime threads of the process's one pool, which the lanes share",
+    )
     parser.add_argument("--lanes", type=int, default=1, help=argparse.SUPPRESS)  # the child's
     parser.add_argument("--variant", default=None, help=argparse.SUPPRESS)  # the child's
     parser.add_argument("--child", type=Path, default=None, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.after_lane_threads != 1 and args.after_lanes == 1:
+        parser.error("--after-lane-threads applies to lanes: give --after-lanes too")
     model_dir = args.model_dir.resolve()
     if args.child is not None:
-        _child(args.child, model_dir, args.clients, args.requests, args.threads, args.lanes, args.variant)
+        _child(
+            args.child,
+            model_dir,
+            args.clients,
+            args.requests,
+            args.threads,
+            args.lanes,
+            args.variant,
+            args.after_lane_threads,
+        )
         return 0
     trees = {"before": args.before.resolve(), "after": args.after.resolve()}
     rates: dict[str, list[dict[str, float]]] = {name: [] for name in trees}
@@ -115,6 +140,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             command += ["--lanes", str(args.after_lanes if name == "after" else 1)]
             if name == "after" and args.after_variant is not None:
                 command += ["--variant", args.after_variant]
+            command += ["--after-lane-threads", str(args.after_lane_threads)]
             out = subprocess.run(command, check=True, capture_output=True, text=True, timeout=1800)
             rates[name].append(json.loads(out.stdout.strip().splitlines()[-1]))
             print(f"round {round_index + 1} {name}: {rates[name][-1]}", flush=True)

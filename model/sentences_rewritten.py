@@ -115,7 +115,8 @@ def leap_day_minimal_pair(rng: random.Random, lang: str) -> tuple[Pair, Pair]:
     first_year = 1900 if lang == "es" else 2000
     leap = rng.choice(_DRILL_LEAP_DAYS[first_year]).year
     offset = rng.choice((-2, -2, 2, 2, -1, 1))  # mostly even neighbours: odd years are the easy ones
-    common = leap + offset if first_year <= leap + offset <= 2099 else leap - offset
+    # In the leap year's century (2000's neighbours are 2001 and 2002, never 1998), so the century tells nothing.
+    common = leap + offset if (leap + offset) // 100 == leap // 100 else leap - offset
     form_source, form_target = impossible_date(leap, 2, 29, lang, rng, with_year=False)
     separator = " de " if lang == "es" else ", "
     reading = rng.getstate()  # both years in the same variant ("two thousand and twelve" / "... fourteen")

@@ -125,14 +125,20 @@ class Engine:
 
     def _load(self) -> _Loaded:
         # auto takes int8 on VNNI CPUs for onnxruntime's kernels only (OpenVINO's int8 was slower: BENCHMARKS.md).
-        on_cpu = self._runner_factory is None and self.runtime.backend == "onnxruntime" and runs_on_cpu(self.device)
-        model = load_model_directory(self.model_dir, variant=self.variant, on_cpu=on_cpu, cpu_flags=cpu_flags())
+        onnxruntime = self._runner_factory is None and self.runtime.backend == "onnxruntime"
+        model = load_model_directory(
+            self.model_dir,
+            variant=self.variant,
+            on_cpu=onnxruntime and runs_on_cpu(self.device),
+            cpu_flags=cpu_flags() if onnxruntime else frozenset(),
+        )
         logger.info("model %s/%s: variant %s (%s)", model.name, model.version, model.variant, model.variant_reason)
         languages = ModelLanguages.from_manifest(model.manifest.get("languages"), where=str(model.directory / MANIFEST))
         tokenizers = load_tokenizers(
             model, leading_codes=languages.codes if languages is not None and languages.in_source else None
         )
         tokenizer, output_tokenizer = tokenizers.source, tokenizers.output
+        output_tokenizer.detokenizer()  # builds and checks its byte table now, not in the first request
         if self._runner_factory is not None:
             runner, provider = self._runner_factory(model), "custom"
         elif self.runtime.backend == "openvino":  # the openvino package is imported only now

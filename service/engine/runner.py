@@ -117,7 +117,8 @@ def pick_providers(device: str) -> list[str]:
 
 
 def runs_on_cpu(device: str) -> bool:
-    """Whether onnxruntime runs the graphs on the CPU for `device` (auto without CUDA, or cpu)."""
+    """Whether onnxruntime runs the graphs on the CPU for `device`: cpu, or auto where this onnxruntime has no
+    CUDA provider (an onnxruntime-gpu build lists it even on a machine without a GPU, and auto then means CUDA)."""
     return pick_providers(device)[0] == "CPUExecutionProvider"
 
 

@@ -250,8 +250,10 @@ def byte_level_table(tok: tokenizers.Tokenizer) -> tuple[bytes, ...] | None:
         return None
     alphabet = _bytes_of_characters()
     specials = {token.content for token in tok.get_added_tokens_decoder().values() if token.special}
+    # Ids may have gaps (an added token past the trained vocabulary): the table runs to the highest one.
+    size = max(tok.get_vocab(with_added_tokens=True).values(), default=-1) + 1
     table: list[bytes] = []
-    for token_id in range(tok.get_vocab_size(with_added_tokens=True)):
+    for token_id in range(size):
         token = tok.id_to_token(token_id)
         if token is None or token in specials:
             table.append(b"")
@@ -273,7 +275,9 @@ class ByteLevelDetokenizer:
         self._utf8 = codecs.getincrementaldecoder("utf-8")(errors="replace")
 
     def push(self, token_id: int, *, final: bool = False) -> str:
-        return self._utf8.decode(self._table[token_id], final=final)
+        # An id the tokenizer lacks (a model whose embeddings were padded past it) has no text, as in decode.
+        piece = self._table[token_id] if 0 <= token_id < len(self._table) else b""
+        return self._utf8.decode(piece, final=final)
 
     def flush(self) -> str:
         return self._utf8.decode(b"", final=True)

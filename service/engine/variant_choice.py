@@ -58,7 +58,8 @@ def int8_is_checked(entry: Any) -> bool:
 def choose_variant(
     variants: Mapping[str, Any], default: str, *, asked: str | None, on_cpu: bool, flags: frozenset[str]
 ) -> VariantChoice:
-    """The variant to load and why (the engine logs it and /info shows the name)."""
+    """The variant to load and why (the engine logs it and /info shows the name). `on_cpu`: onnxruntime runs
+    the graphs on the CPU (OpenVINO's int8 was slower, a GPU runs fp32 or fp16); `flags`: the CPU's."""
     if asked is None:
         return VariantChoice(default, "the manifest's default_variant")
     if asked != AUTO:
@@ -67,7 +68,7 @@ def choose_variant(
     if on_cpu and instructions and int8_is_checked(variants.get(INT8)):
         return VariantChoice(INT8, f"auto: the CPU has {', '.join(instructions)} and the int8 variant matches fp32")
     if not on_cpu:
-        return VariantChoice(default, "auto: not on the CPU, the manifest's default_variant")
+        return VariantChoice(default, "auto: not onnxruntime on the CPU, the manifest's default_variant")
     if not instructions:
         return VariantChoice(default, "auto: no int8 dot products on this CPU, the manifest's default_variant")
     return VariantChoice(default, "auto: no int8 variant checked against fp32, the manifest's default_variant")

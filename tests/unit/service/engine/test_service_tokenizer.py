@@ -49,7 +49,9 @@ def test_streamed_pieces_concatenate_to_the_text_even_inside_multibyte_character
 def test_byte_level_pieces_are_the_decoded_text_for_any_ids() -> None:
     """The byte table's pieces against decode: random ids (specials, lone bytes of a character, bytes that are
     no UTF-8 at all) concatenate to what the tokenizer decodes them to, and split as the windowed way does."""
-    tok = coded_tokenizer(match_special_tokens=False)  # a special token beyond the trained ones, too
+    raw = coded_tokenizer(match_special_tokens=False)._tok  # a special token beyond the trained ones
+    raw.add_tokens([tokenizers.AddedToken("añadido", special=False), tokenizers.AddedToken("Ġx y", special=False)])
+    tok = Tokenizer(raw, eos_id=2)
     assert isinstance(tok.detokenizer(), ByteLevelDetokenizer)
     rng = random.Random(0)
     for _ in range(500):
@@ -57,10 +59,13 @@ def test_byte_level_pieces_are_the_decoded_text_for_any_ids() -> None:
         fast, windowed = tok.detokenizer(), IncrementalDetokenizer(tok)
         pieces = [fast.push(i) for i in ids] + [fast.flush()]
         assert "".join(pieces) == tok.decode(ids) == "".join([windowed.push(i) for i in ids] + [windowed.flush()])
-    text = "日本 año ✓ hello"
+    text = "日本 año ✓ hello añadido"
     fast, windowed = tok.detokenizer(), IncrementalDetokenizer(tok)
     ids = tok.encode_plain(text)
     assert [fast.push(i) for i in ids] == [windowed.push(i) for i in ids]
+    # An id past the tokenizer (a model whose embeddings were padded) has no text, as decode gives it none.
+    beyond = tok.detokenizer()
+    assert beyond.push(tok.vocab_size + 7) == "" and tok.decode([tok.vocab_size + 7]) == ""
 
 
 def test_other_decoders_stream_by_windows() -> None:
