@@ -140,7 +140,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             command += ["--lanes", str(args.after_lanes if name == "after" else 1)]
             if name == "after" and args.after_variant is not None:
                 command += ["--variant", args.after_variant]
-            command += ["--after-lane-threads", str(args.after_lane_threads)]
+            if name == "after" and args.after_lanes > 1:
+                command += [
+                    "--after-lanes",
+                    str(args.after_lanes),
+                    "--after-lane-threads",
+                    str(args.after_lane_threads),
+                ]
             out = subprocess.run(command, check=True, capture_output=True, text=True, timeout=1800)
             rates[name].append(json.loads(out.stdout.strip().splitlines()[-1]))
             print(f"round {round_index + 1} {name}: {rates[name][-1]}", flush=True)
