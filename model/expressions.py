@@ -95,6 +95,23 @@ def sample_number(rng: random.Random, split: str, *, in_sentence: bool = False, 
             return n
 
 
+# Share of training's counted Spanish nouns whose number is a round hundred or thousand plus one ("ciento un
+# dálmatas", "mil una noches", "doscientos un años"). Drawn like any other number they were about one count
+# in a thousand, and a model trained so wrote "mil un años" as "1000 un años" and "ciento un dálmatas" as
+# "10 un dálmatas". Held-out splits draw none (their test sets stay as they were).
+ROUND_THEN_ONE_SHARE_IN_TRAINING = 0.15
+_ROUND_BASES = (*range(100, 1000, 100), *range(1000, 10_000, 1000), 10_000, 20_000, 100_000, 200_000)
+
+
+def sample_round_then_one(rng: random.Random) -> int:
+    """A training number where Spanish apocope follows a round one: 101 ("ciento un"), 1001 ("mil un"),
+    100001 ("cien mil un"); always one of train's numbers (number_split)."""
+    while True:
+        n = rng.choice(_ROUND_BASES) + 1
+        if number_split(n) == "train":
+            return n
+
+
 def cardinal_words(n: int, lang: str, rng: random.Random | None = None, *, form: str = "alone") -> str:
     """The spoken form of a cardinal (never capitalized); with `rng`, one of the variants people write.
 

@@ -23,10 +23,11 @@ BUNDLED = Path(__file__).parents[2] / "models" / "normalize" / "1"
 # What the bundled model still gets wrong here, guard on, each a strict xfail (an entry that starts passing
 # fails the run until it is removed). The stage-4 model (10,500 steps in all) read "tengo" after the emoji as
 # "10go 25"; the guard reverts "10go" alone and keeps "25" (it judges a refused region's unknown words apart).
-# The six-stage model wrote a leap day in a sentence as the impossible 29 February of a common year; the
-# single run fine-tuned on leap days and common years' 29 Februaries in the same places writes it right, but
-# still reads some common years as leap ones (a probe of every year's bare spoken 29 February: 76-100% right).
-KNOWN_MISSES: set[str] = {"The twenty-ninth of February, two thousand and one"}
+# The model of 2026-12-03 read some common years' bare 29 February as leap days ("two thousand and one");
+# the model of 2026-12-04, trained on leap-day minimal pairs, gets them right (probe: 99.3-100%) but writes
+# "ciento un dálmatas" as "10 un dálmatas": a round number plus one before a noun ("mil un años") was about
+# one count in a thousand in training (model/expressions.py, ROUND_THEN_ONE_SHARE_IN_TRAINING since).
+KNOWN_MISSES: set[str] = {"ciento un dálmatas"}
 
 
 def _case(source: str, expected: str) -> object:
