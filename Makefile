@@ -60,7 +60,7 @@ TRAIN_STAGE6_FLAGS ?= --init-from $(TRAIN_STAGE5) --out $(CHECKPOINT) --steps 80
 # micro-batches of 8 (the same gradient as 16, 10% faster on a CPU: less padding) shared by two one-thread
 # workers (model/parallel.py), in bf16 where the CPU has it (--precision auto). 78 min 32 s with its evaluation
 # on a 2-core AMD EPYC (Zen 4, bf16, 2026-12-03): 98.9% served with the guard off, 99.2% on, against the six
-# stages' 99.1% and 99.25% (README, "The bundled model").
+# stages' 99.1% and 99.25% (73ba9e5's README, "The bundled model").
 SINGLE_CHECKPOINT ?= runs/normalize-single
 # Stage 6's weights, but written dates at the generator's default and spoken dates and paragraphs more.
 SINGLE_WEIGHTS := $(STAGE6_WEIGHTS),date_written_es=0.25,date_written_en=0.25,date_spoken_es=1.5,date_spoken_en=1.5,paragraph_mixed=4.5
@@ -69,7 +69,7 @@ SINGLE_RUN_FLAGS ?= --out $(SINGLE_CHECKPOINT) --steps 8600 --batch-size 64 --mi
 	--valid-every 1200 --checkpoint-every 600 --max-length 128 --vocab-size 1000 --seed 0 --copy-drill-share 0.0625 \
 	--category-weights $(SINGLE_WEIGHTS) --precision auto
 
-# The bundled model (`make train`, 2026-12-04): two runs.
+# `make train`, the bundled model's recipe (2026-12-04): two runs.
 # 1. From scratch (BASE_CHECKPOINT): warm-up, stable, decay (--schedule constant: a 500-step warm-up to 8e-4,
 #    the rate held, a cool-down to zero over the last 2,200 steps) for as many steps as fit BASE_MINUTES at
 #    the machine's pace (--time-budget), the single run's categories, the cool-down drawing the weak ones
@@ -77,11 +77,12 @@ SINGLE_RUN_FLAGS ?= --out $(SINGLE_CHECKPOINT) --steps 8600 --batch-size 64 --mi
 #    carrier with a leap year and with a common year one or two away (--leap-day-minimal-pairs).
 # 2. A continuation (--init-from: a fresh optimizer, a 100-step warm-up to 3e-4, a cool-down over the last
 #    1,500 of at most 3,000 steps, within CONTINUATION_MINUTES) drawing sentences and paragraphs more.
-# The bundled model: 85 minutes (11,549 steps) and 3,000 steps (21 min 36 s) on a 2-core AMD EPYC (Zen 4,
-# bf16, 2026-12-04); served, test set v8: 99.35% guard off, 99.7% on (README, "The bundled model").
+# 62 + 23 minutes: 82 min 58 s with the evaluation on a 2-core AMD EPYC (Zen 4, bf16, 2026-12-04; 8,125 + 3,000
+# steps), served 99.25% guard off, 99.64% on. The bundled model is BASE_MINUTES=85 (11,549 steps) and 3,000
+# steps (21 min 36 s): 1 h 46 min of training, 99.35% / 99.7% (README, "The bundled model").
 BASE_CHECKPOINT ?= runs/normalize-base
-BASE_MINUTES ?= 85
-CONTINUATION_MINUTES ?= 25
+BASE_MINUTES ?= 62
+CONTINUATION_MINUTES ?= 23
 BASE_COOLDOWN_DATES := date_spoken_es=2,date_spoken_en=2,date_impossible_es=2,date_impossible_en=2
 BASE_COOLDOWN_WEIGHTS := sentence_multiple_en=8,paragraph_mixed=6,context_en=3.5,$(BASE_COOLDOWN_DATES)
 BASE_RUN_FLAGS ?= --out $(BASE_CHECKPOINT) --steps 20000 --time-budget $(BASE_MINUTES) --batch-size 64 \

@@ -48,9 +48,10 @@ LEAP_DAY_SHARE = 0.06
 # impossible 29 Februaries). Held-out splits keep LEAP_DAY_SHARE, so the test split is unchanged.
 # At 0.15 a run saw about 13 spoken examples of each leap year in each language, against twice as many
 # common years' 29 Februaries among the impossible dates, and wrote every spoken leap day as no date
-# (2000 included); at 0.4 the two are drawn about equally often.
+# (2000 included); at 0.4 training holds about one leap day for two common years' 29 Februaries (0.50 and
+# 0.54 over 20,000 examples), and the leap-day minimal pairs (model/drills.py) add both one to one.
 LEAP_DAY_SHARE_IN_TRAINING = 0.4
-# And as many common years' 29 Februaries, in the same places: only the year tells one from the other.
+# Common years' 29 Februaries, in the same places as the leap days: only the year tells one from the other.
 COMMON_29_FEBRUARY_SHARE_IN_TRAINING = 0.4
 # How many of training's leap days and impossible dates stand in a carrier sentence; the rest are bare.
 LEAP_AND_IMPOSSIBLE_IN_CARRIER_SHARE = 0.7

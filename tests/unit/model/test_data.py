@@ -33,7 +33,7 @@ from model.data import (
 from model.evaluate import test_examples as held_out_examples
 from model.expressions import day_of_year_split, sample_day_of_year, sample_impossible_day, sample_number
 from model.pairs import read_pairs_jsonl, write_pairs_jsonl
-from model.short_text import LIST_MARKERS
+from model.short_text import LIST_MARKERS, counted_noun
 from model.tokenizer import Tokenizer
 from model.words import forbidden_words, month_names, pseudo_word
 
@@ -547,7 +547,7 @@ def test_training_draws_leap_days_about_half_as_often_as_common_years_29_februar
         r"|29 February \d{4}|February 29, \d{4}"
     )
     common = sum(len(re.findall(common_years, ex.target)) for ex in train)
-    assert common > 60 and 0.35 < leap / common < 2.0, (leap, common)
+    assert common > 60 and 0.35 < leap / common < 0.8, (leap, common)
 
 
 def test_training_puts_leap_days_in_sentences_as_it_does_common_years_29_february(train: list[Example]) -> None:
@@ -587,12 +587,18 @@ def test_the_leap_day_probe_holds_every_years_29_february_in_both_languages(tmp_
     assert read_pairs_jsonl(tmp_path / "probe.jsonl") == probe
 
 
+AFTER_A_ROUND_NUMBER = re.compile(r"(\bciento|\bmil|cientos|cientas) una? [a-zá-ú]")
+
+
 def test_training_counts_nouns_with_one_after_a_round_number(train: list[Example]) -> None:
     """ "ciento un dálmatas", "mil una noches": a model that saw them about once in a thousand counts wrote
     "mil un años" as "1000 un años" and "ciento un dálmatas" as "10 un dálmatas"."""
     counted = [ex for ex in train if ex.category == "number_noun_es"]
-    after_round = [ex for ex in counted if re.search(r"\b(ciento|mil|cientos|cientas) una? [a-zá-ú]", ex.source)]
-    assert len(after_round) > 0.05 * len(counted), (len(after_round), len(counted))
+    after_round = [ex for ex in counted if AFTER_A_ROUND_NUMBER.search(ex.source)]
+    assert len(after_round) > 0.08 * len(counted), (len(after_round), len(counted))
+    rng = random.Random(0)
+    bare = [counted_noun(rng, "train", "es")[0] for _ in range(2000)]
+    assert sum(bool(AFTER_A_ROUND_NUMBER.search(source)) for source in bare) > 0.08 * len(bare)
 
 
 def test_the_published_test_set_is_unchanged() -> None:

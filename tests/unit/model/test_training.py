@@ -304,13 +304,15 @@ def _make_recipe(target: str) -> tuple[str, list[TrainConfig]]:
 
 
 def test_the_make_train_recipe_parses() -> None:
-    """`make train` (the bundled model's recipe): the single run from scratch, then two fine-tuning runs each
-    from the one before, the last writing runs/normalize, then its evaluation."""
+    """`make train` (the bundled model's recipe): a run from scratch within a time budget, then a continuation
+    from it, also within one, writing runs/normalize, then its evaluation."""
     commands, stages = _make_recipe("train")
-    assert len(stages) == 3
-    assert stages[0].init_from is None and not stages[0].resume and stages[0].out == "runs/normalize-single"
-    assert [stage.init_from for stage in stages[1:]] == [stage.out for stage in stages[:-1]]
-    assert stages[-1].out == "runs/normalize"
+    assert len(stages) == 2
+    base, continuation = stages
+    assert base.init_from is None and not base.resume and base.out == "runs/normalize-base"
+    assert base.schedule == "constant" and base.leap_day_minimal_pairs and base.time_budget is not None
+    assert continuation.init_from == base.out and continuation.out == "runs/normalize"
+    assert continuation.time_budget is not None and continuation.steps == 3000
     assert "-m model.evaluate --checkpoint runs/normalize" in commands
 
 
