@@ -173,4 +173,6 @@ def edit_guard_spec() -> dict[str, object]:
         "consumable_characters": GUARD_CONSUMABLE_CHARACTERS,
         "producible_characters": GUARD_PRODUCIBLE_CHARACTERS,
         "connector_words": sorted(connectors),
+        # A month is an expression only with a number: "October" -> "5" is reverted, "1 abr 1965" is not.
+        "name_words": sorted(months - connectors),
     }

@@ -64,6 +64,10 @@ class EditGuard:
     # Consumable words that join an expression but are none alone ("de", "y", "the", "un"): a span must
     # consume another consumable word too, so "un" -> "10" or "es de 3,50" -> "es 2" is reverted.
     connector_words: frozenset[str] = frozenset()
+    # Consumable words that name something ("octubre", "May") and are an expression only with a number:
+    # a span whose substantive words are all names must consume a digit run too ("12 de abril de 1950" ->
+    # "1950-04-12"), so "October" -> "5" is reverted.
+    name_words: frozenset[str] = frozenset()
 
     @classmethod
     def from_manifest(cls, entry: Any, *, where: str) -> EditGuard:
@@ -74,7 +78,8 @@ class EditGuard:
         """
         if not isinstance(entry, Mapping):
             raise ModelLoadError(f"{where}: field 'edit_guard' must be an object")
-        unknown = set(entry) - {"consumable_words", "consumable_characters", "producible_characters", "connector_words"}
+        known = {"consumable_words", "consumable_characters", "producible_characters", "connector_words", "name_words"}
+        unknown = set(entry) - known
         if unknown:
             raise ModelLoadError(f"{where}: field 'edit_guard' has unknown keys {sorted(unknown)}")
         words = entry.get("consumable_words")
@@ -96,11 +101,17 @@ class EditGuard:
             raise ModelLoadError(
                 f"{where}: field 'edit_guard.connector_words' must be a list of words from consumable_words"
             )
+        names = entry.get("name_words", [])
+        if not isinstance(names, list) or not all(isinstance(w, str) and w in words for w in names):
+            raise ModelLoadError(
+                f"{where}: field 'edit_guard.name_words' must be a list of words from consumable_words"
+            )
         return cls(
             consumable_words=frozenset(words),
             consumable_characters=characters["consumable_characters"],
             producible_characters=characters["producible_characters"],
             connector_words=frozenset(connectors),
+            name_words=frozenset(names),
         )
 
     def _consumable(self, token: str) -> bool:
@@ -134,9 +145,11 @@ class EditGuard:
         written = "".join([*output, *copied])
         if any("".join(source).count(mark) != written.count(mark) for mark in "\n\r"):
             return False  # an edit never adds, drops or moves a line break
-        if not any(self._substantive(t) for t in source) and not (
-            beside_substantive and any(t.lower() in self.connector_words for t in source)
-        ):
+        substantive = [t for t in source if self._substantive(t)]
+        if substantive and all(t.lower() in self.name_words for t in substantive):
+            if not any(t.isdigit() for t in source):
+                return False  # a month name alone is no expression: "October" -> "5"
+        elif not substantive and not (beside_substantive and any(t.lower() in self.connector_words for t in source)):
             return False
         # Beside what it produces, an edit may keep tokens of its own source side, each at most as often as
         # it is there: "de noviembre de" or a sentence's "." that the aligner put inside a merged span.

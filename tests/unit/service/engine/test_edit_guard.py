@@ -45,6 +45,8 @@ def guard() -> EditGuard:
         ("es de 3,50", "es 2", [("de 3,50", "2")]),
         ("available on Thursday?", "available on 20?", [("Thursday", "20")]),  # a weekday alone is no date
         ("llega el jueves", "llega el 4", [("jueves", "4")]),
+        ("Mar;  October those", "Mar;   5 those", [("  October", "   5")]),  # nor a month alone
+        ("en mayo", "en 05", [("mayo", "05")]),
         # A date the calendar does not have, written from words or from digits.
         (
             "The twenty-ninth of February, two thousand and one",
@@ -144,6 +146,15 @@ def test_a_long_copied_text_costs_only_its_differing_middle(guard: EditGuard) ->
         ({"consumable_words": ["tres"], "consumable_characters": 0, "producible_characters": "0"}, "consumable_char"),
         ({"consumable_words": ["tres"], "consumable_characters": "0"}, "edit_guard.producible_characters"),
         ({"consumable_words": ["tres"], "consumable_characters": "0 ", "producible_characters": "0"}, "non-space"),
+        (
+            {
+                "consumable_words": ["tres"],
+                "consumable_characters": "0",
+                "producible_characters": "0",
+                "name_words": ["mayo"],
+            },
+            "edit_guard.name_words",
+        ),
     ],
 )
 def test_a_bad_manifest_entry_names_the_field(entry: Any, field: str) -> None:
