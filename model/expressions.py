@@ -103,9 +103,12 @@ ROUND_THEN_ONE_SHARE_IN_TRAINING = 0.15
 _ROUND_BASES = (*range(100, 1000, 100), *range(1000, 10_000, 1000), 10_000, 20_000, 100_000, 200_000)
 
 
-def sample_round_then_one(rng: random.Random) -> int:
-    """A training number where Spanish apocope follows a round one: 101 ("ciento un"), 1001 ("mil un"),
-    100001 ("cien mil un"); always one of train's numbers (number_split)."""
+def round_then_one_in_training(rng: random.Random, split: str, n: int) -> int:
+    """`n`, or in training, ROUND_THEN_ONE_SHARE_IN_TRAINING of the time, a number where Spanish apocope
+    follows a round one: 101 ("ciento un"), 1001 ("mil un"), 100001 ("cien mil un"); always one of train's
+    numbers (number_split). Held-out splits draw no random number here."""
+    if split != "train" or rng.random() >= ROUND_THEN_ONE_SHARE_IN_TRAINING:
+        return n
     while True:
         n = rng.choice(_ROUND_BASES) + 1
         if number_split(n) == "train":

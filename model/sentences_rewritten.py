@@ -15,16 +15,15 @@ from model.carrier_text import carrier_template, carriers, random_sentence
 from model.copytext import copy_piece, fits_one_piece
 from model.expressions import (
     LEAP_DAYS,
-    ROUND_THEN_ONE_SHARE_IN_TRAINING,
     cardinal_words,
     date_source,
     impossible_date,
+    round_then_one_in_training,
     sample_date,
     sample_day_of_year,
     sample_impossible_day,
     sample_leap_day,
     sample_number,
-    sample_round_then_one,
     sentence_agreement,
     yearless_date,
 )
@@ -165,8 +164,7 @@ def number_noun_es(rng: random.Random, split: str) -> Pair:
     n = sample_number(rng, split, in_sentence=True, max_digits=rng.choice((2, 3, 6, 9)))
     if rng.random() < 0.4:  # the agreement that matters most: numbers ending in one, and hundreds
         n = n - n % 100 + rng.choice((1, 21, 31, 41, 51, 61, 71, 81, 91)) if n > 100 else rng.choice((21, 31, 41, 51))
-    if split == "train" and rng.random() < ROUND_THEN_ONE_SHARE_IN_TRAINING:
-        n = sample_round_then_one(rng)
+    n = round_then_one_in_training(rng, split, n)
     words = cardinal_words(n, "es", rng, form="feminine" if feminine else "masculine")
     of = " de" if n % 1_000_000 == 0 else ""  # "dos millones de casas"
     # Random words around it: the hand-written number templates already have a noun after the slot.

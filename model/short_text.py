@@ -13,12 +13,11 @@ import random
 
 from model.carrier_text import carriers
 from model.expressions import (
-    ROUND_THEN_ONE_SHARE_IN_TRAINING,
     cardinal_words,
     ordinal_words,
+    round_then_one_in_training,
     sample_day_of_year,
     sample_number,
-    sample_round_then_one,
     yearless_date,
 )
 
@@ -74,8 +73,7 @@ def counted_noun(rng: random.Random, split: str, lang: str) -> tuple[str, str]:
     if lang == "en":
         noun = _plural_en(rng.choice(carriers("nouns_en", "train")))
         return f"{cardinal_words(n, 'en', rng)} {noun}", f"{n} {noun}"
-    if split == "train" and rng.random() < ROUND_THEN_ONE_SHARE_IN_TRAINING:
-        n = sample_round_then_one(rng)
+    n = round_then_one_in_training(rng, split, n)
     feminine = rng.random() < 0.5
     noun = rng.choice([w for w in carriers("nouns_f_es" if feminine else "nouns_m_es", "train") if w[-1] in "aeiou"])
     words = cardinal_words(n, "es", rng, form="feminine" if feminine else "masculine")

@@ -146,11 +146,11 @@ class EditGuard:
         if any("".join(source).count(mark) != written.count(mark) for mark in "\n\r"):
             return False  # an edit never adds, drops or moves a line break
         substantive = [t for t in source if self._substantive(t)]
-        if substantive and all(t.lower() in self.name_words for t in substantive):
-            if not any(t.isdigit() for t in source):
-                return False  # a month name alone is no expression: "October" -> "5"
-        elif not substantive and not (beside_substantive and any(t.lower() in self.connector_words for t in source)):
+        if not substantive and not (beside_substantive and any(t.lower() in self.connector_words for t in source)):
             return False
+        names_only = substantive and all(t.lower() in self.name_words for t in substantive)
+        if names_only and not any(t.isdigit() for t in source):
+            return False  # a month name alone is no expression: "October" -> "5"
         # Beside what it produces, an edit may keep tokens of its own source side, each at most as often as
         # it is there: "de noviembre de" or a sentence's "." that the aligner put inside a merged span.
         kept = Counter(source)
