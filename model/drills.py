@@ -1,4 +1,4 @@
-"""Drills mixed into training batches: copy drills and leap-day drills.
+"""Drills mixed into training batches: copy drills, leap-day drills and frequent-word sentences.
 
 Copy drills: sentences of made-up words assembled from the tokenizer's own tokens, target = source.
 
@@ -11,6 +11,9 @@ targets. Tokenizer-aware, so it lives beside training rather than in the tokeniz
 Leap-day drills: 29 February of leap and common years in equal numbers (sentences_rewritten.leap_day_drill),
 so that the year, not its century, decides whether it is a date; or, as minimal pairs, the same words and
 carrier with a leap year and with a common year beside it.
+
+Frequent-word sentences: real words in the frames dates are written in, most with an expression
+(model/frequent_text.py).
 """
 
 from __future__ import annotations
@@ -19,11 +22,13 @@ import random
 from collections.abc import Iterable, Sequence
 
 from model.data import Example
+from model.frequent_text import frequent_word_sentence
 from model.sentences_rewritten import leap_day_drill, leap_day_minimal_pair
 from model.tokenizer import Tokenizer
 
 CATEGORY = "copy_drill"
 LEAP_DAY_CATEGORY = "leap_day_drill"
+FREQUENT_WORD_CATEGORY = "frequent_word_drill"
 
 
 class CopyDrills:
@@ -66,3 +71,13 @@ def mix_in_leap_day_drills(
         drills.extend(leap_day_minimal_pair(rng, lang) if minimal_pairs else [leap_day_drill(rng, lang)])
     drills = drills[:count]
     return [*(Example(s, t, LEAP_DAY_CATEGORY) for s, t in drills), *examples[count:]]
+
+
+def mix_in_frequent_word_drills(examples: Sequence[Example], rng: random.Random, share: float) -> list[Example]:
+    """`examples` with round(share * len) from the middle on replaced by frequent-word sentences, half of them
+    Spanish (the leap-day drills take the first ones, the copy drills the last: all three can apply)."""
+    count = round(share * len(examples))
+    start = len(examples) // 2
+    drills = [frequent_word_sentence(rng, rng.choice(("es", "en"))) for _ in range(count)]
+    replaced = [Example(s, t, FREQUENT_WORD_CATEGORY) for s, t in drills]
+    return [*examples[:start], *replaced, *examples[start + count :]]

@@ -275,7 +275,7 @@ def _add_expression(rng: random.Random, split: str, lang: str, source: str, targ
     if not places or prefix == len(source_words):  # nothing rewritten yet: no span to keep away from
         return None
     side, offset = rng.choice(places)
-    added_source, added_target = _added_expression(rng, split, lang)
+    added_source, added_target = added_expression(rng, split, lang)
     for words, added in ((source_words, added_source), (target_words, added_target)):
         words.insert(offset if side == "start" else len(words) - offset, added)
     if side == "start" and offset == 0:  # the sentence now opens with the added expression
@@ -283,7 +283,7 @@ def _add_expression(rng: random.Random, split: str, lang: str, source: str, targ
     return " ".join(source_words), " ".join(target_words)
 
 
-def _added_expression(rng: random.Random, split: str, lang: str) -> Pair:
+def added_expression(rng: random.Random, split: str, lang: str) -> Pair:
     """A counted noun, a date with or without a year, or a bare cardinal, with a word that may lead it."""
     kind = rng.choices(("counted", "yearless", "dated", "cardinal"), (3, 1.5, 1.5, 1))[0]
     if kind == "counted":

@@ -60,6 +60,13 @@ class TrainConfig:
         default=0.0,
         metadata={"help": "Share of each batch replaced by 29 Februaries of leap and common years (model/drills.py)."},
     )
+    frequent_word_drill_share: float = field(
+        default=0.0,
+        metadata={
+            "help": "Share of each batch replaced by sentences of frequent real words in date-like frames, most "
+            "with an expression (model/frequent_text.py)."
+        },
+    )
     leap_day_minimal_pairs: bool = field(
         default=False,
         metadata={

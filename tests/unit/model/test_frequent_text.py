@@ -1,0 +1,71 @@
+"""Frequent-word sentences: real words, in the frames dates are written in, with no word an expression is
+made of and no held-out word; an expression, when there is one, is the only thing the target changes, and
+nothing beside it could join it."""
+
+from __future__ import annotations
+
+import random
+import re
+
+import pytest
+
+from model import frequent_text
+from model.data import generate_examples
+from model.drills import FREQUENT_WORD_CATEGORY, mix_in_frequent_word_drills
+from model.frequent_text import JOINING_WORDS, frequent_word_sentence, frequent_words, held_out_only_words
+from model.words import GUARD_CONNECTORS, edit_guard_spec
+from service.engine.edit_guard import EditGuard
+
+EXPRESSION_WORDS = frozenset(edit_guard_spec()["consumable_words"]) - frozenset(GUARD_CONNECTORS)  # type: ignore[arg-type]
+
+
+def test_the_lists_hold_real_words_but_no_expression_word_and_no_held_out_word() -> None:
+    for lang, known in (("es", {"puerta", "gobierno", "trabajo"}), ("en", {"government", "window", "because"})):
+        words = frequent_words(lang)
+        assert len(words) > 7000 and known <= set(words)
+        assert not set(words) & EXPRESSION_WORDS
+        assert held_out_only_words(lang) and not set(words) & held_out_only_words(lang)
+    # The held-out carrier "Hemos recibido {n} currículos para el puesto de fontanero." keeps its words unseen.
+    assert {"puesto", "fontanero", "currículos"} <= held_out_only_words("es")
+    assert {"lunes", "mayo", "veinte", "primero"}.isdisjoint(frequent_words("es"))
+    assert {"monday", "may", "twenty", "first"}.isdisjoint(frequent_words("en"))
+
+
+def test_every_pair_passes_the_edit_guard_and_most_are_framed() -> None:
+    guard = EditGuard.from_manifest(edit_guard_spec(), where="manifest.json")
+    rng = random.Random(3)
+    copied = framed = 0
+    for _ in range(1500):
+        source, target = frequent_word_sentence(rng, rng.choice(("es", "en")))
+        assert guard.apply(source, target).text == target, (source, target)
+        assert source == target or re.search(r"\d", target), (source, target)
+        copied += source == target
+        framed += bool(re.search(r"\b(el|la|los|las|del|al|the|a|this) \w+ (de|del|of|in) \w+", source))
+    assert 0.3 < copied / 1500 < 0.5 and framed > 600
+
+
+def test_nothing_beside_an_expression_joins_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A marker for the expression, to find where it went: the words either side must not read on into it.
+    monkeypatch.setattr(frequent_text, "added_expression", lambda rng, split, lang: ("EXPR", "CONVERTED"))
+    rng = random.Random(4)
+    placed = 0
+    for _ in range(3000):
+        source, target = frequent_word_sentence(rng, rng.choice(("es", "en")))
+        words = source.strip("¿¡.,?!:").split(" ")
+        if "EXPR" not in words:
+            assert source == target
+            continue
+        placed += 1
+        assert target == source.replace("EXPR", "CONVERTED")
+        at = words.index("EXPR")
+        for neighbour in words[at - 1 : at] + words[at + 1 : at + 2]:
+            assert neighbour.lower() not in JOINING_WORDS, source
+    assert placed > 1500
+
+
+def test_mix_in_replaces_the_middle_of_the_batch_and_is_seeded() -> None:
+    batch = generate_examples(64, seed=3, split="train")
+    mixed = mix_in_frequent_word_drills(batch, random.Random(5), 0.125)
+    assert len(mixed) == 64 and mixed[:32] == batch[:32] and mixed[40:] == batch[40:]
+    assert [e.category for e in mixed[32:40]] == [FREQUENT_WORD_CATEGORY] * 8
+    assert mixed == mix_in_frequent_word_drills(batch, random.Random(5), 0.125)
