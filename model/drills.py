@@ -14,21 +14,32 @@ carrier with a leap year and with a common year beside it.
 
 Frequent-word sentences: real words in the frames dates are written in, most with an expression
 (model/frequent_text.py).
+
+Character drills: words of characters drawn by their UTF-8 lead byte, uniformly, copied. A byte-level model
+copies a character it has no token for byte by byte, and lead bytes of rare scripts (0xDC of Syriac "ܸ")
+hardly occur in training text: the models wrote the common Cyrillic lead 0xD3 instead ("ܸ" -> "Ӹ").
 """
 
 from __future__ import annotations
 
 import random
+import unicodedata
 from collections.abc import Iterable, Sequence
 
 from model.data import Example
-from model.frequent_text import frequent_word_sentence
+from model.frequent_text import frequent_word, frequent_word_sentence
 from model.sentences_rewritten import leap_day_drill, leap_day_minimal_pair
 from model.tokenizer import Tokenizer
 
 CATEGORY = "copy_drill"
 LEAP_DAY_CATEGORY = "leap_day_drill"
 FREQUENT_WORD_CATEGORY = "frequent_word_drill"
+CHARACTER_CATEGORY = "character_drill"
+# UTF-8 lead bytes by sequence length (RFC 3629), drawn uniformly within a length.
+_LEAD_BYTES = {2: range(0xC2, 0xE0), 3: range(0xE0, 0xF0), 4: range(0xF0, 0xF5)}
+_SEQUENCE_LENGTH_WEIGHTS = {2: 0.5, 3: 0.3, 4: 0.2}
+# Unassigned, private-use, surrogates, controls and separators: no text holds them.
+_UNWRITTEN_CATEGORIES = frozenset({"Cn", "Co", "Cs", "Cc", "Zs", "Zl", "Zp"})
 
 
 class CopyDrills:
@@ -81,3 +92,36 @@ def mix_in_frequent_word_drills(examples: Sequence[Example], rng: random.Random,
     drills = [frequent_word_sentence(rng, rng.choice(("es", "en"))) for _ in range(count)]
     replaced = [Example(s, t, FREQUENT_WORD_CATEGORY) for s, t in drills]
     return [*examples[:start], *replaced, *examples[start + count :]]
+
+
+def lead_byte_character(rng: random.Random) -> str:
+    """A written character whose UTF-8 lead byte is uniform among the leads of its sequence length."""
+    lengths = list(_SEQUENCE_LENGTH_WEIGHTS)
+    while True:
+        length = rng.choices(lengths, weights=[_SEQUENCE_LENGTH_WEIGHTS[n] for n in lengths])[0]
+        encoded = bytes([rng.choice(_LEAD_BYTES[length]), *(rng.randint(0x80, 0xBF) for _ in range(length - 1))])
+        try:
+            character = encoded.decode("utf-8")  # overlong forms and surrogates do not decode
+        except UnicodeDecodeError:
+            continue
+        if unicodedata.category(character) not in _UNWRITTEN_CATEGORIES:
+            return character
+
+
+def character_drill_sentence(rng: random.Random) -> str:
+    """Two to seven words, about half of them one to three lead-byte characters, the others frequent words."""
+    words = []
+    for _ in range(rng.randint(2, 7)):
+        if rng.random() < 0.5:
+            words.append("".join(lead_byte_character(rng) for _ in range(rng.randint(1, 3))))
+        else:
+            words.append(frequent_word(rng, rng.choice(("es", "en"))))
+    return " ".join(words)
+
+
+def mix_in_character_drills(examples: Sequence[Example], rng: random.Random, share: float) -> list[Example]:
+    """`examples` with round(share * len) from a quarter on replaced by character drills (source = target)."""
+    count = round(share * len(examples))
+    start = len(examples) // 4
+    drills = [character_drill_sentence(rng) for _ in range(count)]
+    return [*examples[:start], *(Example(s, s, CHARACTER_CATEGORY) for s in drills), *examples[start + count :]]

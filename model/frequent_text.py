@@ -59,7 +59,8 @@ def frequent_words(lang: str) -> tuple[str, ...]:
     return tuple(w for w in text.split() if w.lower() not in excluded)
 
 
-def _word(rng: random.Random, lang: str, *, joining: bool = True) -> str:
+def frequent_word(rng: random.Random, lang: str, *, joining: bool = True) -> str:
+    """Half the time one of the COMMON_WORDS, otherwise any; with `joining` False, none of JOINING_WORDS."""
     words = frequent_words(lang)
     while True:
         word = rng.choice(words[:COMMON_WORDS] if rng.random() < 0.5 else words)
@@ -70,14 +71,14 @@ def _word(rng: random.Random, lang: str, *, joining: bool = True) -> str:
 def _frame(rng: random.Random, lang: str) -> str:
     """'para el puesto de fontanero', 'since the end of summer': a date's frame around words."""
     return (
-        f"{rng.choice(_FRAME_LEADS[lang])}{rng.choice(_FRAME_ARTICLES[lang])} {_word(rng, lang)} "
-        f"{rng.choice(_FRAME_LINKS[lang])} {_word(rng, lang, joining=False)}"
+        f"{rng.choice(_FRAME_LEADS[lang])}{rng.choice(_FRAME_ARTICLES[lang])} {frequent_word(rng, lang)} "
+        f"{rng.choice(_FRAME_LINKS[lang])} {frequent_word(rng, lang, joining=False)}"
     )
 
 
 def frequent_word_sentence(rng: random.Random, lang: str) -> Pair:
     """Frequent words, maybe a date-like frame, maybe one expression (converted in the target)."""
-    source = [_word(rng, lang) for _ in range(rng.randint(3, 14))]
+    source = [frequent_word(rng, lang) for _ in range(rng.randint(3, 14))]
     if rng.random() < FRAME_SHARE:
         source.insert(rng.randint(0, len(source)), _frame(rng, lang))
     target = list(source)
@@ -85,9 +86,9 @@ def frequent_word_sentence(rng: random.Random, lang: str) -> Pair:
         at = rng.randint(0, len(source))
         # The words either side are redrawn until none joins the expression (a frame ends in a non-joining word).
         if at > 0 and source[at - 1] in JOINING_WORDS:
-            source[at - 1] = target[at - 1] = _word(rng, lang, joining=False)
+            source[at - 1] = target[at - 1] = frequent_word(rng, lang, joining=False)
         if at < len(source) and source[at].split(" ")[0] in JOINING_WORDS:
-            source[at] = target[at] = _word(rng, lang, joining=False)
+            source[at] = target[at] = frequent_word(rng, lang, joining=False)
         expression_source, expression_target = added_expression(rng, "train", lang)
         source.insert(at, expression_source)
         target.insert(at, expression_target)

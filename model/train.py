@@ -23,7 +23,7 @@ from model.checkpoint import TOKENIZER, CheckpointError, load_checkpoint, restor
 from model.config import ModelConfig
 from model.data import DataError, Example
 from model.decoding import greedy_decode
-from model.drills import CopyDrills, mix_in_frequent_word_drills, mix_in_leap_day_drills
+from model.drills import CopyDrills, mix_in_character_drills, mix_in_frequent_word_drills, mix_in_leap_day_drills
 from model.parallel import ONE_PROCESS, WorkerGroup, run_workers
 from model.precision import PRECISIONS, resolve_precision, step_precision
 from model.step_plan import SCHEDULES, StepPlan
@@ -283,6 +283,9 @@ def train_in_group(
         if config.frequent_word_drill_share > 0:
             frequent_rng = random.Random(f"frequent-word-drills:{config.seed}:{step}")
             examples = mix_in_frequent_word_drills(examples, frequent_rng, config.frequent_word_drill_share)
+        if config.character_drill_share > 0:
+            character_rng = random.Random(f"character-drills:{config.seed}:{step}")
+            examples = mix_in_character_drills(examples, character_rng, config.character_drill_share)
         if drills is not None:
             examples = drills.mix_into(examples, random.Random(f"drills:{config.seed}:{step}"), config.copy_drill_share)
         pairs = encode_pairs(tokenizer, examples, config, step, drop_too_long=config.data is None)

@@ -67,6 +67,13 @@ class TrainConfig:
             "with an expression (model/frequent_text.py)."
         },
     )
+    character_drill_share: float = field(
+        default=0.0,
+        metadata={
+            "help": "Share of each batch replaced by copies of characters drawn uniformly by UTF-8 lead byte "
+            "(model/drills.py)."
+        },
+    )
     leap_day_minimal_pairs: bool = field(
         default=False,
         metadata={

@@ -11,7 +11,16 @@ import re
 from collections import Counter
 
 from model.data import generate_examples
-from model.drills import CATEGORY, LEAP_DAY_CATEGORY, CopyDrills, mix_in_leap_day_drills
+from model.drills import (
+    CATEGORY,
+    CHARACTER_CATEGORY,
+    LEAP_DAY_CATEGORY,
+    CopyDrills,
+    character_drill_sentence,
+    lead_byte_character,
+    mix_in_character_drills,
+    mix_in_leap_day_drills,
+)
 from model.sentences_rewritten import leap_day_drill, leap_day_minimal_pair
 from model.tokenizer import Tokenizer
 from model.words import forbidden_words
@@ -102,3 +111,29 @@ def test_minimal_pairs_come_side_by_side_in_the_batch() -> None:
     for first, second in zip(mixed[0:8:2], mixed[1:8:2], strict=True):
         assert first.category == second.category == LEAP_DAY_CATEGORY
         assert "-02-29" in first.target and "-02-29" not in second.target
+
+
+def test_character_drills_reach_every_two_byte_lead_evenly() -> None:
+    rng = random.Random(2)
+    leads = Counter(lead_byte_character(rng).encode("utf-8")[0] for _ in range(6000))
+    # 0xC2 leads C1 controls and the no-break space, redrawn. Text hardly holds 0xDC-0xDF (Syriac, Thaana,
+    # N'Ko); here each lead is drawn about as often as Cyrillic's 0xD0 (unassigned characters are redrawn).
+    two_byte = [leads[b] for b in range(0xC3, 0xE0)]
+    assert leads[0xC2] and min(two_byte) > 0.4 * max(two_byte)
+    # 0xEE leads only private-use characters (U+E000-U+EFFF), which no text holds.
+    assert all(leads[b] for b in range(0xE0, 0xF0) if b != 0xEE) and not leads[0xEE] and leads[0xF0]
+
+
+def test_character_drills_are_written_text_copied() -> None:
+    import unicodedata
+
+    rng = random.Random(3)
+    for _ in range(500):
+        sentence = character_drill_sentence(rng)
+        assert all(unicodedata.category(c) not in {"Cn", "Co", "Cs", "Cc"} for c in sentence)
+        assert not set(w.lower() for w in sentence.split(" ")) & forbidden_words()
+    batch = generate_examples(64, seed=3, split="train")
+    mixed = mix_in_character_drills(batch, random.Random(5), 0.0625)
+    assert len(mixed) == 64 and mixed[:16] == batch[:16] and mixed[20:] == batch[20:]
+    assert [e.category for e in mixed[16:20]] == [CHARACTER_CATEGORY] * 4
+    assert all(e.source == e.target for e in mixed[16:20])
