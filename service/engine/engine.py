@@ -156,7 +156,15 @@ class Engine:
             model.manifest, start=special.bos, eos=special.eos, where=str(model.directory / "manifest.json")
         )
         loaded.executors = [
-            BatchExecutor(runner, output_tokenizer, special=special, shape=shape, generation=generation)
+            BatchExecutor(
+                runner,
+                output_tokenizer,
+                special=special,
+                shape=shape,
+                generation=generation,
+                # A draft is source ids fed as output ids: only where the two sides share a vocabulary.
+                draft_tokens=0 if tokenizers.separate else self.batching.draft_tokens,
+            )
             for _ in self._lanes
         ]
         loaded.languages = languages

@@ -13,6 +13,7 @@ import numpy as np
 from service.engine.attention_record import AttentionLog
 from service.engine.beam import BeamSearch
 from service.engine.decoding_rules import DecodingRules, ModelGeneration
+from service.engine.drafts import SourceDrafts, kept_drafts
 from service.engine.request_state import DecodingContext, ModelShape, Request, RequestState, SpecialIds
 from service.engine.runner import EncoderBatch, KvCache, Runner
 from service.engine.sampling import TokenChooser, chosen_logprobs, log_softmax
@@ -40,6 +41,10 @@ class StepOutcome:
 
 
 _SPARSE_STEPS_BEFORE_COMPACTING = 4
+# Most positions (rows x tokens) of a step that drafts: every row gets the width of the longest draft, and a
+# step's cost grows with its positions once they are a few dozen (the bundled model, int8, one thread: 16
+# rows x 1 token 0.43 ms, 8 x 3 0.82 ms, 32 x 5 4.8 ms; BENCHMARKS.md). A full batch decodes a token a step.
+DRAFT_POSITIONS = 32
 
 
 class BatchExecutor:
@@ -58,8 +63,12 @@ class BatchExecutor:
         special: SpecialIds,
         shape: ModelShape,
         generation: ModelGeneration | None = None,
+        draft_tokens: int = 0,
     ) -> None:
         self.runner = runner
+        # Tokens drafted from the source and checked in one call (drafts.py): greedy requests only, and only
+        # where source and output share a vocabulary (the caller's to know); 0 decodes a token a step.
+        self.draft_tokens = draft_tokens
         self.tokenizer = tokenizer
         self.special = special
         self.shape = shape
@@ -212,6 +221,8 @@ class BatchExecutor:
                 self._watching.add(request.id)
             if active.chooser is not None and (self._rules(request).active or not active.chooser.is_plain_greedy):
                 self._row_choosers[request.id] = active
+            elif active.chooser is not None and self.draft_tokens:
+                active.drafts = SourceDrafts.index(request.source_ids)
             joined.append(row)
         if joined:
             fresh = encoded.cache if len(joined) == encoded.cache.batch else encoded.cache.filter(joined)
@@ -286,9 +297,12 @@ class BatchExecutor:
         if None in self._owners:
             # A dead row's new column is masked: its position stops growing (stays in range).
             tgt_mask = np.asarray([owner is not None for owner in self._owners]).reshape(batch, 1)
+        drafts = self._drafts() if self.draft_tokens and not self._watching else {}
+        if drafts:
+            tokens, tgt_mask = self._with_drafts(tokens, tgt_mask, drafts)
         out = self.runner.decode(tokens, self._cache, attention=bool(self._watching), tgt_mask=tgt_mask)
         outcome.rows = batch
-        logits = out.logits[:, -1]  # (B, V)
+        logits = out.logits[:, 0]  # (B, V): the column after each row's last token
         chosen = self._choose(logits)
         logprobs = self._token_logprobs(logits, chosen)
         # Beam searches' rows and where their next rows come from. One-row requests never move: they
@@ -314,8 +328,12 @@ class BatchExecutor:
                     active.last_tokens = active.beam.last_tokens(self.special.bos)
                 continue
             row = active.first_row
-            event, reason = active.advance(context, chosen[row], logprobs[row])
-            events.append((request_id, event))
+            draft = drafts.get(row)
+            if draft:
+                reason = self._advance_drafted(active, draft, out.logits[row], out.cache, events)
+            else:
+                event, reason = active.advance(context, chosen[row], logprobs[row])
+                events.append((request_id, event))
             if reason is not None:
                 results[request_id] = active.result(context, reason)
                 self._kill(self._active.pop(request_id))
@@ -323,6 +341,64 @@ class BatchExecutor:
         self._rearrange(beams)
         if self._cache is not None:
             self._cache = self._cache.trim_left_padding()
+            if drafts:
+                self._cache = self._cache.drop_masked_columns()
+
+    def _drafts(self) -> dict[int, list[int]]:
+        """Each drafting request's row and the tokens its source suggests come next, as many as the batch's
+        width leaves room for (DRAFT_POSITIONS)."""
+        count = min(self.draft_tokens, DRAFT_POSITIONS // max(1, len(self._owners)) - 1)
+        drafts: dict[int, list[int]] = {}
+        if count < 1:
+            return drafts
+        for active in self._active.values():
+            if active.drafts is not None:
+                draft = active.drafts.propose(active.generated, count)
+                if draft:
+                    drafts[active.first_row] = draft
+        return drafts
+
+    def _with_drafts(
+        self, tokens: np.ndarray, tgt_mask: np.ndarray | None, drafts: dict[int, list[int]]
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """The step's (B, 1 + longest draft) tokens and mask: each row's last token, then its draft, if any."""
+        batch = tokens.shape[0]
+        width = 1 + max(len(draft) for draft in drafts.values())
+        grid = np.full((batch, width), self.special.bos, dtype=np.int64)
+        grid[:, :1] = tokens
+        mask = np.zeros((batch, width), dtype=bool)
+        mask[:, :1] = True if tgt_mask is None else tgt_mask
+        for row, draft in drafts.items():
+            grid[row, 1 : 1 + len(draft)] = draft
+            mask[row, 1 : 1 + len(draft)] = True
+        return grid, mask
+
+    def _advance_drafted(
+        self,
+        active: RequestState,
+        draft: list[int],
+        logits: np.ndarray,
+        cache: KvCache,
+        events: list[tuple[str, TokenEvent]],
+    ) -> str | None:
+        """Keep the drafted tokens greedy agrees with and greedy's token after them; mask the rest's columns.
+
+        `logits` (T, V) are the row's: position i follows the row's last token and draft[:i]."""
+        picks: list[int] = logits[: len(draft) + 1].argmax(axis=-1).tolist()
+        kept = kept_drafts(picks, draft)
+        assert active.drafts is not None  # noqa: S101 - only drafting requests have drafts
+        active.drafts.record(kept)
+        # The step's columns hold the last token and the whole draft: the unkept ones are masked from now on.
+        row, first_new = active.first_row, cache.past_length - logits.shape[0]
+        cache.self_mask[row, first_new + 1 + kept :] = False
+        wants_logprobs = active.request.params.token_logprobs
+        for position, token in enumerate([*draft[:kept], picks[kept]]):
+            logprob = float(log_softmax(logits[position])[token]) if wants_logprobs else None
+            event, reason = active.advance(self._context, token, logprob)
+            events.append((active.request.id, event))
+            if reason is not None:
+                return reason
+        return None
 
     def _token_logprobs(self, logits: np.ndarray, chosen: list[int]) -> list[float | None]:
         """The chosen tokens' log-probabilities for the one-row requests that asked for them, None elsewhere."""

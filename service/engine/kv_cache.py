@@ -86,6 +86,32 @@ class KvCache:
             device=self.device,
         )
 
+    def drop_masked_columns(self) -> KvCache:
+        """Move each row's real columns to its right end, in order, and drop the columns then masked in every
+        row, once masked columns are most of the cache.
+
+        A step that checks drafted tokens (drafts.py) writes a column for every drafted position of every
+        row and masks the ones greedy did not keep: masked columns pile up between real ones, where
+        trim_left_padding cannot reach them. Attention ignores a column's place (its position is in its
+        key), so gathering the real ones changes no result.
+        """
+        real = self.self_mask.sum(axis=1)
+        width = int(real.max()) if self.batch else 0
+        if self.past_length < 2 * width + 8:
+            return self
+        # A stable sort of the mask puts each row's masked columns first and its real ones last, in order.
+        order = np.argsort(self.self_mask, axis=1, kind="stable")[:, self.past_length - width :]
+        gather = order[None, :, None, :, None]
+        return KvCache(
+            keys=np.take_along_axis(self.keys, gather, axis=3),
+            values=np.take_along_axis(self.values, gather, axis=3),
+            self_mask=np.take_along_axis(self.self_mask, order, axis=1),
+            cross_keys=self.cross_keys,
+            cross_values=self.cross_values,
+            src_mask=self.src_mask,
+            device=self.device,
+        )
+
     @staticmethod
     def concatenate(caches: Sequence[KvCache]) -> KvCache:
         """Stack rows of several caches: self caches left-padded, cross caches right-padded."""

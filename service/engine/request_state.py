@@ -12,6 +12,7 @@ import numpy as np
 from service.engine.attention_record import AttentionLog
 from service.engine.beam import BeamSearch
 from service.engine.decoding_rules import DecodingRules
+from service.engine.drafts import SourceDrafts
 from service.engine.sampling import TokenChooser
 from service.engine.tokenizer import Decoding, Detokenizer
 from service.engine.transformers_beam import TransformersBeamSearch
@@ -65,6 +66,7 @@ class RequestState:
     events: list[TokenEvent] = field(default_factory=list)
     logs: list[AttentionLog] = field(default_factory=list)  # one per row when attention is asked for
     finished_logs: list[AttentionLog] = field(default_factory=list)  # beam: one per finished hypothesis
+    drafts: SourceDrafts | None = None  # greedy requests whose next tokens are drafted from their source
     stop_scan_from: int = 0
     first_row: int = 0  # its rows in the cache: first_row .. first_row + width - 1
 

@@ -43,6 +43,16 @@ class BatchingSettings(BaseModel):
         description="Milliseconds an idle engine waits for more arrivals, so that their encoder passes batch.",
     )
 
+    # Prompt lookup (drafts.py): a normalizer copies most of its source, so the source says what comes next.
+    draft_tokens: int = Field(
+        0,
+        ge=0,
+        le=16,
+        description="Tokens a greedy request drafts from its source and checks in one decoder call (prompt "
+        "lookup; the output stays greedy's); 0 decodes one token a step. Only for models whose source and "
+        "output share a vocabulary.",
+    )
+
     @model_validator(mode="after")
     def _check_lanes(self) -> BatchingSettings:
         if self.lanes > self.max_batch_size:

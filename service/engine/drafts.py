@@ -1,0 +1,90 @@
+"""Draft tokens read from the source (prompt lookup decoding), for greedy requests.
+
+A normalizer's output is mostly its input copied, and a copy is predictable: after the tokens it has just
+written, the output goes on with what followed them in the source. The decoder graph takes several target
+tokens beside its cache, so one call can check a row's next few tokens at once: the arg-max at each
+position says how many of the drafted tokens greedy decoding would have chosen, and those are kept with
+the token greedy chooses after them. The output is greedy's, in fewer decoder calls.
+
+Drafts that keep failing (a translator's output is no copy of its source) are paused, so that a model whose
+output does not follow its source pays for a few wide steps and then decodes one token at a time again.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+# After this many drafting steps in a row that kept none of their drafts, a request stops drafting for
+# PAUSE_STEPS steps, then tries again; the pause doubles each time, up to MAX_PAUSE_STEPS.
+MISSES_BEFORE_PAUSE = 2
+PAUSE_STEPS = 4
+MAX_PAUSE_STEPS = 64
+
+
+@dataclass
+class SourceDrafts:
+    """One request's source, indexed by the token pairs and tokens it holds, and how its drafts have done."""
+
+    source: list[int]
+    after_pair: dict[tuple[int, int], list[int]] = field(default_factory=dict)  # pair -> where what follows starts
+    after_token: dict[int, list[int]] = field(default_factory=dict)
+    cursor: int = 0  # where the last draft ended in the source: the next match is looked for from here on
+    misses: int = 0
+    paused_for: int = 0
+    pause: int = PAUSE_STEPS
+
+    @classmethod
+    def index(cls, source: Sequence[int]) -> SourceDrafts:
+        drafts = cls(list(source))
+        tokens = drafts.source
+        for i, token in enumerate(tokens):
+            drafts.after_token.setdefault(token, []).append(i + 1)
+            if i + 1 < len(tokens):
+                drafts.after_pair.setdefault((token, tokens[i + 1]), []).append(i + 2)
+        return drafts
+
+    def propose(self, generated: Sequence[int], count: int) -> list[int]:
+        """Up to `count` tokens that would continue `generated` as a copy of the source; [] when paused or
+        when the last tokens written are not in the source."""
+        if self.paused_for:
+            self.paused_for -= 1
+            return []
+        if not generated:
+            start: int | None = 0
+        else:
+            starts = self.after_pair.get((generated[-2], generated[-1])) if len(generated) >= 2 else None
+            start = self._nearest(starts or self.after_token.get(generated[-1]))
+        if start is None:
+            return []
+        draft = self.source[start : start + count]
+        if draft:
+            self.cursor = start
+        return draft
+
+    def _nearest(self, starts: list[int] | None) -> int | None:
+        """The first start at or after the cursor (a copy moves forward through the source), else the first."""
+        if not starts:
+            return None
+        at = bisect.bisect_left(starts, self.cursor)
+        return starts[at] if at < len(starts) else starts[0]
+
+    def record(self, kept: int) -> None:
+        """How the last draft went: `kept` of its tokens were greedy's."""
+        self.cursor += kept
+        if kept:
+            self.misses, self.pause = 0, PAUSE_STEPS
+            return
+        self.misses += 1
+        if self.misses >= MISSES_BEFORE_PAUSE:
+            self.paused_for, self.misses = self.pause, 0
+            self.pause = min(2 * self.pause, MAX_PAUSE_STEPS)
+
+
+def kept_drafts(picks: Sequence[int], draft: Sequence[int]) -> int:
+    """How many leading drafted tokens greedy decoding chose too: picks[i] is the arg-max after draft[:i]."""
+    kept = 0
+    while kept < len(draft) and picks[kept] == draft[kept]:
+        kept += 1
+    return kept
