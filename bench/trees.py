@@ -7,7 +7,7 @@ thread): on a machine other jobs share, wall figures mean nothing and CPU figure
 `--threads 1` keeps onnxruntime's spinning pool thread out of them.
 
 `python -m bench.trees --before /tmp/atento-before [--after .] [--rounds 3] [--clients 32] [--threads 1]
-[--after-lanes 2 [--after-lane-threads 1]] [--after-variant auto]`, with the
+[--after-lanes 2 [--after-lane-threads 1]] [--after-variant auto] [--after-draft-tokens 4]`, with the
 before tree made by `git worktree add /tmp/atento-before <commit>`.
 """
 
@@ -27,12 +27,21 @@ from typing import Any
 
 
 async def _measure(
-    model_dir: Path, clients: int, requests: int, threads: int, lanes: int, variant: str | None, lane_threads: int
+    model_dir: Path,
+    clients: int,
+    requests: int,
+    threads: int,
+    lanes: int,
+    variant: str | None,
+    lane_threads: int,
+    draft_tokens: int,
 ) -> dict[str, float]:
     from bench.workload import bundled_texts, closed_loop, make_engine, serve_one_at_a_time
     from service.engine import GenerationParams
 
     chosen: dict[str, Any] = {} if variant is None else {"variant": variant}
+    if draft_tokens:  # the before tree's make_engine may not know drafts
+        chosen["draft_tokens"] = draft_tokens
     if lanes > 1:  # by default one onnxruntime thread a lane: the lanes are the parallelism (BatchingSettings.lanes)
         engine = make_engine(model_dir, max_batch_size=clients, threads=lane_threads, lanes=lanes, **chosen)
     else:  # the before tree's make_engine may not know lanes
@@ -71,13 +80,15 @@ def _child(
     lanes: int,
     variant: str | None,
     lane_threads: int,
+    draft_tokens: int,
 ) -> None:
     sys.path.insert(0, str(tree))
     import service.engine
 
     if not Path(service.engine.__file__).resolve().is_relative_to(tree):
         raise RuntimeError(f"imported {service.engine.__file__}, not {tree}'s service")
-    print(json.dumps(asyncio.run(_measure(model_dir, clients, requests, threads, lanes, variant, lane_threads))))
+    measured = _measure(model_dir, clients, requests, threads, lanes, variant, lane_threads, draft_tokens)
+    print(json.dumps(asyncio.run(measured)))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -111,6 +122,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=1,
         help="with --after-lanes: the onnxruntime threads of the process's one pool, which the lanes share",
     )
+    parser.add_argument(
+        "--after-draft-tokens",
+        type=int,
+        default=0,
+        help="the after tree's tokens drafted from the source (BatchingSettings.draft_tokens; default: none)",
+    )
+    parser.add_argument("--draft-tokens", type=int, default=0, help=argparse.SUPPRESS)  # the child's
     parser.add_argument("--lanes", type=int, default=1, help=argparse.SUPPRESS)  # the child's
     parser.add_argument("--variant", default=None, help=argparse.SUPPRESS)  # the child's
     parser.add_argument("--child", type=Path, default=None, help=argparse.SUPPRESS)
@@ -128,6 +146,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             args.lanes,
             args.variant,
             args.after_lane_threads,
+            args.draft_tokens,
         )
         return 0
     trees = {"before": args.before.resolve(), "after": args.after.resolve()}
@@ -138,6 +157,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             command += [str(trees[name]), "--model-dir", str(model_dir), "--clients", str(args.clients)]
             command += ["--requests", str(args.requests), "--threads", str(args.threads)]
             command += ["--lanes", str(args.after_lanes if name == "after" else 1)]
+            if name == "after" and args.after_draft_tokens:
+                command += ["--draft-tokens", str(args.after_draft_tokens)]
             if name == "after" and args.after_variant is not None:
                 command += ["--variant", args.after_variant]
             if name == "after" and args.after_lanes > 1:

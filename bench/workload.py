@@ -49,11 +49,13 @@ def make_engine(
     decoder_spinning: bool | None = None,
     runtime: dict[str, object] | None = None,
     lanes: int = 1,
+    draft_tokens: int = 0,
 ) -> Engine:
     """An engine configured as `python -m service` runs one, except the batch limits: its sessions share
     the process's thread pool. `decoder_spinning` True or False gives each session a pool of its own,
     the decoder's spinning as said (in a process where the shared pool exists, onnxruntime refuses);
-    `runtime` overrides any other RuntimeSettings field; `lanes` batches of max_batch_size / lanes rows each."""
+    `runtime` overrides any other RuntimeSettings field; `lanes` batches of max_batch_size / lanes rows each;
+    `draft_tokens` as BatchingSettings.draft_tokens."""
     settings = RuntimeSettings(intra_op_threads=threads, shared_thread_pool=True)
     if decoder_spinning is not None:
         settings = settings.model_copy(update={"shared_thread_pool": False, "decoder_allow_spinning": decoder_spinning})
@@ -69,6 +71,7 @@ def make_engine(
             max_queue=4096,
             max_wait_ms=max_wait_ms,
             max_tokens_in_flight=10**9,
+            draft_tokens=draft_tokens,
             # Only when asked: bench.trees runs this module against older trees' settings, without lanes.
             **({"lanes": lanes} if lanes != 1 else {}),
         ),

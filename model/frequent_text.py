@@ -35,6 +35,25 @@ _FRAME_LEADS = {"es": ("", "para ", "en ", "desde ", "hasta ", "por "), "en": ("
 _FRAME_ARTICLES = {"es": ("el", "la", "los", "las", "del", "al"), "en": ("the", "the", "a", "this")}
 _FRAME_LINKS = {"es": ("de", "de", "del"), "en": ("of", "of", "in")}
 _WORD = re.compile(r"[^\W\d_]+")
+# Words of the contract's expressions in phrases that are none, copied: counts without a number ("miles de
+# aficionados" came out "1000es de aficionados"), ordinals outside dates ("the first of many" came out "the 1
+# of many"; "el primero de mayo" is a date), "por ciento" with no number before it. Never beside the
+# sentence's expression, which they would read on from ("tres" + "millones de" is 3000000).
+LOOKALIKE_SHARE = 0.3
+LOOKALIKES = {
+    "es": (
+        "miles de", "Miles de", "cientos de", "Cientos de", "millones de", "decenas de", "docenas de",
+        "centenares de", "miles y miles de", "el tanto por ciento", "por ciento", "el primero de la lista",
+        "quedó primero", "la primera de la fila", "el primero de todos", "primero de todo", "el segundo de a bordo",
+        "en segundo lugar", "un par de", "la tercera de sus hijas", "una de las", "uno de los",
+    ),
+    "en": (
+        "thousands of", "Thousands of", "hundreds of", "Hundreds of", "millions of", "dozens of", "tens of",
+        "a dozen", "the first of many", "the first of them", "first of all", "the second of the two",
+        "in the first place", "twice", "a couple of", "one of the", "percent", "the third of his sons",
+    ),
+}  # fmt: skip
+CAPITALIZED_SHARE = 0.08  # of words written with a capital, as names and titles are ("Neil" came out "1000")
 
 
 @functools.cache
@@ -79,19 +98,29 @@ def _frame(rng: random.Random, lang: str) -> str:
 def frequent_word_sentence(rng: random.Random, lang: str) -> Pair:
     """Frequent words, maybe a date-like frame, maybe one expression (converted in the target)."""
     source = [frequent_word(rng, lang) for _ in range(rng.randint(3, 14))]
+    source = [w.capitalize() if rng.random() < CAPITALIZED_SHARE else w for w in source]
     if rng.random() < FRAME_SHARE:
         source.insert(rng.randint(0, len(source)), _frame(rng, lang))
     target = list(source)
+    expression_at = None
     if rng.random() < EXPRESSION_SHARE:
-        at = rng.randint(0, len(source))
+        expression_at = at = rng.randint(0, len(source))
         # The words either side are redrawn until none joins the expression (a frame ends in a non-joining word).
-        if at > 0 and source[at - 1] in JOINING_WORDS:
+        if at > 0 and source[at - 1].lower() in JOINING_WORDS:
             source[at - 1] = target[at - 1] = frequent_word(rng, lang, joining=False)
-        if at < len(source) and source[at].split(" ")[0] in JOINING_WORDS:
+        if at < len(source) and source[at].split(" ")[0].lower() in JOINING_WORDS:
             source[at] = target[at] = frequent_word(rng, lang, joining=False)
         expression_source, expression_target = added_expression(rng, "train", lang)
         source.insert(at, expression_source)
         target.insert(at, expression_target)
+    if rng.random() < LOOKALIKE_SHARE:
+        # Inserting at index i puts the phrase between words i - 1 and i: never next to the expression.
+        places = [
+            i for i in range(len(source) + 1) if expression_at is None or i not in (expression_at, expression_at + 1)
+        ]
+        lookalike, at = rng.choice(LOOKALIKES[lang]), rng.choice(places)
+        source.insert(at, lookalike)
+        target.insert(at, lookalike)
     end = rng.choice((".", ".", ",", "?", "!", "", ":"))
     opening = {"?": "¿", "!": "¡"}.get(end, "") if lang == "es" else ""
     capitalize = rng.random() < 0.7

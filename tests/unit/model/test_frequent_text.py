@@ -12,7 +12,13 @@ import pytest
 from model import frequent_text
 from model.data import generate_examples
 from model.drills import FREQUENT_WORD_CATEGORY, mix_in_frequent_word_drills
-from model.frequent_text import JOINING_WORDS, frequent_word_sentence, frequent_words, held_out_only_words
+from model.frequent_text import (
+    JOINING_WORDS,
+    LOOKALIKES,
+    frequent_word_sentence,
+    frequent_words,
+    held_out_only_words,
+)
 from model.words import GUARD_CONNECTORS, edit_guard_spec
 from service.engine.edit_guard import EditGuard
 
@@ -69,3 +75,21 @@ def test_mix_in_replaces_the_middle_of_the_batch_and_is_seeded() -> None:
     assert len(mixed) == 64 and mixed[:32] == batch[:32] and mixed[40:] == batch[40:]
     assert [e.category for e in mixed[32:40]] == [FREQUENT_WORD_CATEGORY] * 8
     assert mixed == mix_in_frequent_word_drills(batch, random.Random(5), 0.125)
+
+
+def test_lookalike_phrases_are_copied_and_never_beside_the_expression(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(frequent_text, "added_expression", lambda rng, split, lang: ("EXPR", "CONVERTED"))
+    monkeypatch.setattr(frequent_text, "LOOKALIKES", {"es": ("LOOK",), "en": ("LOOK",)})
+    rng = random.Random(5)
+    with_lookalike = 0
+    for _ in range(3000):
+        source, target = frequent_word_sentence(rng, rng.choice(("es", "en")))
+        words = source.strip("¿¡.,?!:").split(" ")
+        if "LOOK" not in words:
+            continue
+        with_lookalike += 1
+        assert target == source.replace("EXPR", "CONVERTED")
+        assert "EXPR LOOK" not in source and "LOOK EXPR" not in source, source
+    assert 0.25 < with_lookalike / 3000 < 0.35
+    # The real phrases: their words are the contract's, but no expression.
+    assert {"miles de", "the first of many", "por ciento"} <= set(LOOKALIKES["es"] + LOOKALIKES["en"])
