@@ -76,7 +76,9 @@ SINGLE_RUN_FLAGS ?= --out $(SINGLE_CHECKPOINT) --steps 8600 --batch-size 64 --mi
 #    more (--cooldown-category-weights), and one example in 16 a leap-day minimal pair: the same words and
 #    carrier with a leap year and with a common year one or two away (--leap-day-minimal-pairs).
 # 2. A continuation (--init-from: a fresh optimizer, a 100-step warm-up to 3e-4, a cool-down over the last
-#    1,500 of at most 3,000 steps, within CONTINUATION_MINUTES) drawing sentences and paragraphs more.
+#    1,500 of at most 3,000 steps, within CONTINUATION_MINUTES) drawing sentences and paragraphs more, one
+#    example in 8 a sentence of frequent real words (--frequent-word-drill-share) and one in 16 characters
+#    drawn by UTF-8 lead byte (--character-drill-share), model/drills.py.
 # 62 + 23 minutes: 82 min 58 s with the evaluation on a 2-core AMD EPYC (Zen 4, bf16, 2026-12-04; 8,125 + 3,000
 # steps), served 99.25% guard off, 99.64% on. The bundled model is BASE_MINUTES=85 (11,549 steps) and 3,000
 # steps (21 min 36 s): 1 h 46 min of training, 99.35% / 99.7% (README, "The bundled model").
@@ -97,7 +99,8 @@ CONTINUATION_FLAGS ?= --init-from $(BASE_CHECKPOINT) --out $(CHECKPOINT) --steps
 	--time-budget $(CONTINUATION_MINUTES) --learning-rate 0.0003 --seed 11 --batch-size 64 --micro-batch-size 8 \
 	--workers 2 --precision auto --warmup-steps 100 --cooldown-steps 1500 --valid-every 1500 --checkpoint-every 500 \
 	--max-length 128 --copy-drill-share 0.0625 --category-weights $(CONTINUATION_WEIGHTS) \
-	--leap-day-drill-share 0.0625 --leap-day-minimal-pairs
+	--leap-day-drill-share 0.0625 --leap-day-minimal-pairs --frequent-word-drill-share 0.125 \
+	--character-drill-share 0.0625
 
 # The bundled model ships fp32 and int8 only, to stay under 25 MB; on a GPU machine
 # `make export EXPORT_FLAGS=` adds the fp16 variant (bench/gpu.py also adds it when missing).

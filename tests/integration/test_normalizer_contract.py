@@ -1,6 +1,7 @@
 """The bundled normalizer on what people type, served as users get it (`/generate`, the edit guard on):
 every row of issue 19's table of observed failures, every example of README's contract, and
-40 ordinary inputs written as users write (an e-mail, a recipe, code, a price, a link, other scripts).
+40 ordinary inputs written as users write (an e-mail, a recipe, code, a price, a link, other scripts);
+then 240 more such inputs (real_text_probe.jsonl), of which the model must get nearly all.
 
 Unlike the generated test split, these are fixed inputs written by hand: ordinary sentences, short
 inputs with no sentence around them, other scripts, prices and links beside number words.
@@ -8,6 +9,7 @@ inputs with no sentence around them, other scripts, prices and links beside numb
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -24,10 +26,10 @@ BUNDLED = Path(__file__).parents[2] / "models" / "normalize" / "1"
 # fails the run until it is removed). The stage-4 model (10,500 steps in all) read "tengo" after the emoji as
 # "10go 25"; the guard reverts "10go" alone and keeps "25" (it judges a refused region's unknown words apart).
 # The model of 2026-12-03 read some common years' bare 29 February as leap days ("two thousand and one");
-# the model of 2026-12-04, trained on leap-day minimal pairs, gets them right (probe: 99.3-100%) but writes
-# "ciento un dálmatas" as "10 un dálmatas": a round number plus one before a noun ("mil un años") was about
-# one count in a thousand in training (model/expressions.py, ROUND_THEN_ONE_SHARE_IN_TRAINING since).
-KNOWN_MISSES: set[str] = {"ciento un dálmatas"}
+# the first model of 2026-12-04 wrote "ciento un dálmatas" as "10 un dálmatas" (a round number plus one
+# before a noun was about one count in a thousand in training; ROUND_THEN_ONE_SHARE_IN_TRAINING since). The
+# model after it, whose continuation drew them, keeps all of them.
+KNOWN_MISSES: set[str] = set()
 
 
 def _case(source: str, expected: str) -> object:
@@ -175,3 +177,25 @@ def test_the_bundled_model_keeps_its_contract(bundled: Served, source: str, expe
     response = httpx.post(f"{bundled.url}/generate", json={"inputs": source}, timeout=300)
     assert response.status_code == 200, response.text
     assert response.json()["generated_text"] == expected
+
+
+REAL_TEXT_PROBE = Path(__file__).with_name("real_text_probe.jsonl")
+# The bundled model gets 97.1% of the probe with the guard on (96.3% off; README): a model that gets less
+# than this has lost real text, whatever its generated test split says.
+REAL_TEXT_MIN_EXACT = 0.96
+
+
+def test_the_bundled_model_on_text_written_as_people_write(bundled: Served) -> None:
+    """240 inputs written by hand apart from the generator (news, recipes, e-mails, chat, reviews; counts,
+    dates, lookalikes to copy): at least REAL_TEXT_MIN_EXACT right, and every one meant to be copied copied."""
+    cases = [json.loads(line) for line in REAL_TEXT_PROBE.read_text(encoding="utf-8").splitlines()]
+    assert len(cases) == 240
+    wrong = []
+    with httpx.Client(timeout=300) as client:
+        for case in cases:
+            response = client.post(f"{bundled.url}/generate", json={"inputs": case["source"]})
+            assert response.status_code == 200, response.text
+            if response.json()["generated_text"] != case["target"]:
+                wrong.append((case["category"], case["source"], response.json()["generated_text"]))
+    assert 1 - len(wrong) / len(cases) >= REAL_TEXT_MIN_EXACT, wrong
+    assert not [w for w in wrong if w[0].endswith("_copy")], wrong

@@ -313,6 +313,8 @@ def test_the_make_train_recipe_parses() -> None:
     assert base.schedule == "constant" and base.leap_day_minimal_pairs and base.time_budget is not None
     assert continuation.init_from == base.out and continuation.out == "runs/normalize"
     assert continuation.time_budget is not None and continuation.steps == 3000
+    assert continuation.frequent_word_drill_share > 0 and continuation.character_drill_share > 0
+    assert base.frequent_word_drill_share == base.character_drill_share == 0  # the base run is as it was
     assert "-m model.evaluate --checkpoint runs/normalize" in commands
 
 
