@@ -71,9 +71,9 @@ def make_engine(
             max_queue=4096,
             max_wait_ms=max_wait_ms,
             max_tokens_in_flight=10**9,
-            draft_tokens=draft_tokens,
             # Only when asked: bench.trees runs this module against older trees' settings, without lanes.
             **({"lanes": lanes} if lanes != 1 else {}),
+            **({"draft_tokens": draft_tokens} if draft_tokens else {}),
         ),
     )
 

@@ -42,9 +42,11 @@ class StepOutcome:
 
 _SPARSE_STEPS_BEFORE_COMPACTING = 4
 # Most positions (rows x tokens) of a step that drafts: every row gets the width of the longest draft, and a
-# step's cost grows with its positions once they are a few dozen (the bundled model, int8, one thread: 16
-# rows x 1 token 0.43 ms, 8 x 3 0.82 ms, 32 x 5 4.8 ms; BENCHMARKS.md). A full batch decodes a token a step.
-DRAFT_POSITIONS = 32
+# step's cost grows with its positions (the bundled model, int8, one thread: 1 row x 5 tokens 0.26 ms against
+# 0.21 for 1 x 1, 8 x 3 0.82 against 0.43 for 8 x 1). At 16 the engine alone at 32 clients in two lanes
+# (16 rows each, no drafts) runs as fast as without drafts, one request at a time 1.5x faster; at 32 (one
+# draft token a row there) 10% slower (BENCHMARKS.md, issue 23: drafts from the source).
+DRAFT_POSITIONS = 16
 
 
 class BatchExecutor:

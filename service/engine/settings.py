@@ -45,12 +45,12 @@ class BatchingSettings(BaseModel):
 
     # Prompt lookup (drafts.py): a normalizer copies most of its source, so the source says what comes next.
     draft_tokens: int = Field(
-        0,
+        4,
         ge=0,
         le=16,
         description="Tokens a greedy request drafts from its source and checks in one decoder call (prompt "
-        "lookup; the output stays greedy's); 0 decodes one token a step. Only for models whose source and "
-        "output share a vocabulary.",
+        "lookup; the output stays greedy's) while the batch is small (rows x tokens <= 16); 0 decodes one token "
+        "a step. Only for models whose source and output share a vocabulary.",
     )
 
     @model_validator(mode="after")
