@@ -79,9 +79,10 @@ SINGLE_RUN_FLAGS ?= --out $(SINGLE_CHECKPOINT) --steps 8600 --batch-size 64 --mi
 #    1,500 of at most 3,000 steps, within CONTINUATION_MINUTES) drawing sentences and paragraphs more, one
 #    example in 8 a sentence of frequent real words (--frequent-word-drill-share) and one in 16 characters
 #    drawn by UTF-8 lead byte (--character-drill-share), model/drills.py.
-# 62 + 23 minutes: 82 min 58 s with the evaluation on a 2-core AMD EPYC (Zen 4, bf16, 2026-12-04; 8,125 + 3,000
-# steps), served 99.25% guard off, 99.64% on. The bundled model is BASE_MINUTES=85 (11,549 steps) and 3,000
-# steps (21 min 36 s): 1 h 46 min of training, 99.35% / 99.7% (README, "The bundled model").
+# 62 + 23 minutes: the first run and the evaluation 82 min 58 s with the continuation before the drills, the
+# continuation with them 20 min 56 s (2-core AMD EPYC, Zen 4, bf16, 2026-12-04; 8,125 + 3,000 steps), served
+# 99.40% guard off, 99.51% on. The bundled model is BASE_MINUTES=85 (11,549 steps) and 3,000 steps (20 min
+# 38 s): 1 h 45 min of training, 99.50% / 99.65% (README, "The bundled model").
 BASE_CHECKPOINT ?= runs/normalize-base
 BASE_MINUTES ?= 62
 CONTINUATION_MINUTES ?= 23
