@@ -96,6 +96,9 @@ class Replica:
             ATENTO_LOG_FORMAT="json",
             ATENTO_RUNTIME__INTRA_OP_THREADS="1",  # three replicas share the machine's cores
             ATENTO_TEST_STEP_S=str(self.step_s),
+            # One token a decoder call, so that STEP_S paces every token: drafts would bring a copy's tokens
+            # several to a call, and the streaming test reads the gaps between tokens.
+            ATENTO_BATCHING__DRAFT_TOKENS="0",
         )
         args = ["--model-dir", str(self.model_dir), "--host", "127.0.0.1", "--port", str(self.port)]
         self._log = self.log_path.open("ab")  # a file, not a pipe: a full pipe would block the server
