@@ -26,16 +26,11 @@ from pathlib import Path
 from typing import Any
 
 
-async def _measure(
-    model_dir: Path,
-    clients: int,
-    requests: int,
-    threads: int,
-    lanes: int,
-    variant: str | None,
-    lane_threads: int,
-    draft_tokens: int,
-) -> dict[str, float]:
+async def _measure(model_dir: Path, args: argparse.Namespace) -> dict[str, float]:
+    """One tree's rates; `args` is the child's command line (clients, requests, threads, lanes, variant,
+    after_lane_threads, draft_tokens)."""
+    clients, requests, threads, lanes = args.clients, args.requests, args.threads, args.lanes
+    variant, lane_threads, draft_tokens = args.variant, args.after_lane_threads, args.draft_tokens
     from bench.workload import bundled_texts, closed_loop, make_engine, serve_one_at_a_time
     from service.engine import GenerationParams
 
@@ -71,24 +66,13 @@ async def _measure(
     }
 
 
-def _child(
-    tree: Path,
-    model_dir: Path,
-    clients: int,
-    requests: int,
-    threads: int,
-    lanes: int,
-    variant: str | None,
-    lane_threads: int,
-    draft_tokens: int,
-) -> None:
+def _child(tree: Path, model_dir: Path, args: argparse.Namespace) -> None:
     sys.path.insert(0, str(tree))
     import service.engine
 
     if not Path(service.engine.__file__).resolve().is_relative_to(tree):
         raise RuntimeError(f"imported {service.engine.__file__}, not {tree}'s service")
-    measured = _measure(model_dir, clients, requests, threads, lanes, variant, lane_threads, draft_tokens)
-    print(json.dumps(asyncio.run(measured)))
+    print(json.dumps(asyncio.run(_measure(model_dir, args))))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -137,17 +121,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error("--after-lane-threads applies to lanes: give --after-lanes too")
     model_dir = args.model_dir.resolve()
     if args.child is not None:
-        _child(
-            args.child,
-            model_dir,
-            args.clients,
-            args.requests,
-            args.threads,
-            args.lanes,
-            args.variant,
-            args.after_lane_threads,
-            args.draft_tokens,
-        )
+        _child(args.child, model_dir, args)
         return 0
     trees = {"before": args.before.resolve(), "after": args.after.resolve()}
     rates: dict[str, list[dict[str, float]]] = {name: [] for name in trees}

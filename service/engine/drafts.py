@@ -13,14 +13,22 @@ output does not follow its source pays for a few wide steps and then decodes one
 from __future__ import annotations
 
 import bisect
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+
+import numpy as np
 
 # After this many drafting steps in a row that kept none of their drafts, a request stops drafting for
 # PAUSE_STEPS steps, then tries again; the pause doubles each time, up to MAX_PAUSE_STEPS.
 MISSES_BEFORE_PAUSE = 2
 PAUSE_STEPS = 4
 MAX_PAUSE_STEPS = 64
+# Most positions (rows x tokens) of a step that drafts: every row gets the width of the longest draft, and a
+# step's cost grows with its positions (the bundled model, int8, one thread: 1 row x 5 tokens 0.26 ms against
+# 0.21 for 1 x 1, 8 x 3 0.82 against 0.43 for 8 x 1). At 16 the engine alone at 32 clients in two lanes
+# (16 rows each, no drafts) runs as fast as without drafts, one request at a time 1.5x faster; at 32 (one
+# draft token a row there) 10% slower (BENCHMARKS.md, issue 23: drafts from the source).
+DRAFT_POSITIONS = 16
 
 
 @dataclass
@@ -88,3 +96,35 @@ def kept_drafts(picks: Sequence[int], draft: Sequence[int]) -> int:
     while kept < len(draft) and picks[kept] == draft[kept]:
         kept += 1
     return kept
+
+
+def draft_count(draft_tokens: int, *, rows: int) -> int:
+    """How many tokens each row may draft this step: at most `draft_tokens`, within DRAFT_POSITIONS."""
+    return min(draft_tokens, DRAFT_POSITIONS // max(1, rows) - 1)
+
+
+def with_drafts(
+    tokens: np.ndarray, tgt_mask: np.ndarray | None, drafts: dict[int, list[int]], *, filler: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """The step's (B, 1 + longest draft) tokens and mask: each row's last token, then its draft, if any;
+    `filler` (any valid id, masked) pads the rows with shorter drafts or none."""
+    batch = tokens.shape[0]
+    width = 1 + max(len(draft) for draft in drafts.values())
+    grid = np.full((batch, width), filler, dtype=np.int64)
+    grid[:, :1] = tokens
+    mask = np.zeros((batch, width), dtype=bool)
+    mask[:, :1] = True if tgt_mask is None else tgt_mask
+    for row, draft in drafts.items():
+        grid[row, 1 : 1 + len(draft)] = draft
+        mask[row, 1 : 1 + len(draft)] = True
+    return grid, mask
+
+
+def propose_drafts(drafting: Iterable[tuple[int, SourceDrafts, Sequence[int]]], count: int) -> dict[int, list[int]]:
+    """Each drafting request's row and up to `count` tokens its source suggests come next (none below 1).
+
+    `drafting`: (row, the request's SourceDrafts, what it has generated) for each drafting request."""
+    if count < 1:
+        return {}
+    proposed = ((row, drafts.propose(generated, count)) for row, drafts, generated in drafting)
+    return {row: draft for row, draft in proposed if draft}

@@ -155,18 +155,10 @@ class Engine:
         generation = ModelGeneration.from_manifest(
             model.manifest, start=special.bos, eos=special.eos, where=str(model.directory / "manifest.json")
         )
-        loaded.executors = [
-            BatchExecutor(
-                runner,
-                output_tokenizer,
-                special=special,
-                shape=shape,
-                generation=generation,
-                # A draft is source ids fed as output ids: only where the two sides share a vocabulary.
-                draft_tokens=0 if tokenizers.separate else self.batching.draft_tokens,
-            )
-            for _ in self._lanes
-        ]
+        # A draft is source ids fed as output ids: only where the two sides share a vocabulary.
+        drafts = 0 if tokenizers.separate else self.batching.draft_tokens
+        new_executor = functools.partial(BatchExecutor, special=special, shape=shape, generation=generation)
+        loaded.executors = [new_executor(runner, output_tokenizer, draft_tokens=drafts) for _ in self._lanes]
         loaded.languages = languages
         codes = languages.codes if languages is not None else {}
         around = {*tokenizer.prefix, *tokenizer.suffix}

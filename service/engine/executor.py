@@ -13,10 +13,10 @@ import numpy as np
 from service.engine.attention_record import AttentionLog
 from service.engine.beam import BeamSearch
 from service.engine.decoding_rules import DecodingRules, ModelGeneration
-from service.engine.drafts import SourceDrafts, kept_drafts
+from service.engine.drafts import SourceDrafts, draft_count, propose_drafts, with_drafts
 from service.engine.request_state import DecodingContext, ModelShape, Request, RequestState, SpecialIds
 from service.engine.runner import EncoderBatch, KvCache, Runner
-from service.engine.sampling import TokenChooser, chosen_logprobs, log_softmax
+from service.engine.sampling import TokenChooser, log_softmax, logprobs_of_rows
 from service.engine.tokenizer import Decoding, new_detokenizer
 from service.engine.transformers_beam import TransformersBeamSearch
 from service.engine.types import GenerationResult, TokenEvent
@@ -41,12 +41,6 @@ class StepOutcome:
 
 
 _SPARSE_STEPS_BEFORE_COMPACTING = 4
-# Most positions (rows x tokens) of a step that drafts: every row gets the width of the longest draft, and a
-# step's cost grows with its positions (the bundled model, int8, one thread: 1 row x 5 tokens 0.26 ms against
-# 0.21 for 1 x 1, 8 x 3 0.82 against 0.43 for 8 x 1). At 16 the engine alone at 32 clients in two lanes
-# (16 rows each, no drafts) runs as fast as without drafts, one request at a time 1.5x faster; at 32 (one
-# draft token a row there) 10% slower (BENCHMARKS.md, issue 23: drafts from the source).
-DRAFT_POSITIONS = 16
 
 
 class BatchExecutor:
@@ -299,9 +293,12 @@ class BatchExecutor:
         if None in self._owners:
             # A dead row's new column is masked: its position stops growing (stays in range).
             tgt_mask = np.asarray([owner is not None for owner in self._owners]).reshape(batch, 1)
-        drafts = self._drafts() if self.draft_tokens and not self._watching else {}
+        drafts: dict[int, list[int]] = {}
+        if self.draft_tokens and not self._watching:
+            drafting = [(a.first_row, a.drafts, a.generated) for a in self._active.values() if a.drafts is not None]
+            drafts = propose_drafts(drafting, draft_count(self.draft_tokens, rows=len(self._owners)))
         if drafts:
-            tokens, tgt_mask = self._with_drafts(tokens, tgt_mask, drafts)
+            tokens, tgt_mask = with_drafts(tokens, tgt_mask, drafts, filler=self.special.bos)
         out = self.runner.decode(tokens, self._cache, attention=bool(self._watching), tgt_mask=tgt_mask)
         outcome.rows = batch
         logits = out.logits[:, 0]  # (B, V): the column after each row's last token
@@ -332,7 +329,8 @@ class BatchExecutor:
             row = active.first_row
             draft = drafts.get(row)
             if draft:
-                reason = self._advance_drafted(active, draft, out.logits[row], out.cache, events)
+                drafted, reason = active.advance_drafted(context, draft, out.logits[row], out.cache)
+                events.extend((request_id, event) for event in drafted)
             else:
                 event, reason = active.advance(context, chosen[row], logprobs[row])
                 events.append((request_id, event))
@@ -346,82 +344,10 @@ class BatchExecutor:
             if drafts:
                 self._cache = self._cache.drop_masked_columns()
 
-    def _drafts(self) -> dict[int, list[int]]:
-        """Each drafting request's row and the tokens its source suggests come next, as many as the batch's
-        width leaves room for (DRAFT_POSITIONS)."""
-        count = min(self.draft_tokens, DRAFT_POSITIONS // max(1, len(self._owners)) - 1)
-        drafts: dict[int, list[int]] = {}
-        if count < 1:
-            return drafts
-        for active in self._active.values():
-            if active.drafts is not None:
-                draft = active.drafts.propose(active.generated, count)
-                if draft:
-                    drafts[active.first_row] = draft
-        return drafts
-
-    def _with_drafts(
-        self, tokens: np.ndarray, tgt_mask: np.ndarray | None, drafts: dict[int, list[int]]
-    ) -> tuple[np.ndarray, np.ndarray]:
-        """The step's (B, 1 + longest draft) tokens and mask: each row's last token, then its draft, if any."""
-        batch = tokens.shape[0]
-        width = 1 + max(len(draft) for draft in drafts.values())
-        grid = np.full((batch, width), self.special.bos, dtype=np.int64)
-        grid[:, :1] = tokens
-        mask = np.zeros((batch, width), dtype=bool)
-        mask[:, :1] = True if tgt_mask is None else tgt_mask
-        for row, draft in drafts.items():
-            grid[row, 1 : 1 + len(draft)] = draft
-            mask[row, 1 : 1 + len(draft)] = True
-        return grid, mask
-
-    def _advance_drafted(
-        self,
-        active: RequestState,
-        draft: list[int],
-        logits: np.ndarray,
-        cache: KvCache,
-        events: list[tuple[str, TokenEvent]],
-    ) -> str | None:
-        """Keep the drafted tokens greedy agrees with and greedy's token after them; mask the rest's columns.
-
-        `logits` (T, V) are the row's: position i follows the row's last token and draft[:i]."""
-        picks: list[int] = logits[: len(draft) + 1].argmax(axis=-1).tolist()
-        kept = kept_drafts(picks, draft)
-        assert active.drafts is not None  # noqa: S101 - only drafting requests have drafts
-        active.drafts.record(kept)
-        # The step's columns hold the last token and the whole draft: the unkept ones are masked from now on.
-        row, first_new = active.first_row, cache.past_length - logits.shape[0]
-        cache.self_mask[row, first_new + 1 + kept :] = False
-        wants_logprobs = active.request.params.token_logprobs
-        for position, token in enumerate([*draft[:kept], picks[kept]]):
-            logprob = float(log_softmax(logits[position])[token]) if wants_logprobs else None
-            event, reason = active.advance(self._context, token, logprob)
-            events.append((active.request.id, event))
-            if reason is not None:
-                return reason
-        return None
-
     def _token_logprobs(self, logits: np.ndarray, chosen: list[int]) -> list[float | None]:
         """The chosen tokens' log-probabilities for the one-row requests that asked for them, None elsewhere."""
-        rows = [
-            active.first_row
-            for active in self._active.values()
-            if active.beam is None and active.request.params.token_logprobs
-        ]
-        logprobs: list[float | None] = [None] * len(chosen)
-        if not rows:
-            return logprobs
-        tokens = np.asarray(chosen, dtype=np.int64)
-        if 2 * len(rows) >= len(chosen):  # most rows: the whole batch costs less than gathering them first
-            every_row = chosen_logprobs(logits, tokens).tolist()
-            for row in rows:
-                logprobs[row] = every_row[row]
-            return logprobs
-        index = np.asarray(rows, dtype=np.int64)
-        for row, value in zip(rows, chosen_logprobs(logits[index], tokens[index]).tolist(), strict=True):
-            logprobs[row] = value
-        return logprobs
+        rows = [a.first_row for a in self._active.values() if a.beam is None and a.request.params.token_logprobs]
+        return logprobs_of_rows(logits, chosen, rows)
 
     def _choose(self, logits: np.ndarray) -> list[int]:
         """Every row's next token: one arg-max for the batch, per row only sampling and penalties."""

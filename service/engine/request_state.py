@@ -12,8 +12,9 @@ import numpy as np
 from service.engine.attention_record import AttentionLog
 from service.engine.beam import BeamSearch
 from service.engine.decoding_rules import DecodingRules
-from service.engine.drafts import SourceDrafts
-from service.engine.sampling import TokenChooser
+from service.engine.drafts import SourceDrafts, kept_drafts
+from service.engine.kv_cache import KvCache
+from service.engine.sampling import TokenChooser, log_softmax
 from service.engine.tokenizer import Decoding, Detokenizer
 from service.engine.transformers_beam import TransformersBeamSearch
 from service.engine.types import AttentionSpec, GenerationParams, GenerationResult, TokenEvent
@@ -101,6 +102,30 @@ class RequestState:
                     event = TokenEvent(token, event.text + active.text.flush(), logprob, False)
         active.events.append(event)
         return event, reason
+
+    def advance_drafted(
+        self, ctx: DecodingContext, draft: list[int], logits: np.ndarray, cache: KvCache
+    ) -> tuple[list[TokenEvent], str | None]:
+        """Keep the drafted tokens greedy agrees with and greedy's token after them, masking the rest's columns
+        in `cache`; returns their events and the finish reason, if any (drafts.py).
+
+        `logits` (T, V) are this row's: position i follows the row's last token and draft[:i]."""
+        assert self.drafts is not None  # noqa: S101 - only drafting requests are drafted
+        picks: list[int] = logits[: len(draft) + 1].argmax(axis=-1).tolist()
+        kept = kept_drafts(picks, draft)
+        self.drafts.record(kept)
+        # The step's columns hold the last token and the whole draft: the unkept ones are masked from now on.
+        first_new = cache.past_length - logits.shape[0]
+        cache.self_mask[self.first_row, first_new + 1 + kept :] = False
+        wants_logprobs = self.request.params.token_logprobs
+        events: list[TokenEvent] = []
+        for position, token in enumerate([*draft[:kept], picks[kept]]):
+            logprob = float(log_softmax(logits[position])[token]) if wants_logprobs else None
+            event, reason = self.advance(ctx, token, logprob)
+            events.append(event)
+            if reason is not None:
+                return events, reason
+        return events, None
 
     def _hit_stop(self, ctx: DecodingContext) -> bool:
         active = self

@@ -121,3 +121,20 @@ def chosen_logprobs(logits: np.ndarray, tokens: np.ndarray) -> np.ndarray:
     log_total = np.log(np.exp(shifted, out=shifted).sum(axis=-1, keepdims=True))  # (B, 1)
     chosen: np.ndarray = (picked - log_total[:, 0]).astype(np.float32, copy=False)
     return chosen
+
+
+def logprobs_of_rows(logits: np.ndarray, chosen: Sequence[int], rows: Sequence[int]) -> list[float | None]:
+    """The log-probabilities of `chosen` (one token per row of `logits`) at `rows`, None at the others."""
+    logprobs: list[float | None] = [None] * len(chosen)
+    if not rows:
+        return logprobs
+    tokens = np.asarray(chosen, dtype=np.int64)
+    if 2 * len(rows) >= len(chosen):  # most rows: the whole batch costs less than gathering them first
+        every_row = chosen_logprobs(logits, tokens).tolist()
+        for row in rows:
+            logprobs[row] = every_row[row]
+        return logprobs
+    index = np.asarray(rows, dtype=np.int64)
+    for row, value in zip(rows, chosen_logprobs(logits[index], tokens[index]).tolist(), strict=True):
+        logprobs[row] = value
+    return logprobs
