@@ -27,7 +27,7 @@ import unicodedata
 from collections.abc import Iterable, Sequence
 
 from model.data import Example
-from model.frequent_text import frequent_word, frequent_word_sentence
+from model.frequent_text import frequent_word, frequent_word_text
 from model.sentences_rewritten import leap_day_drill, leap_day_minimal_pair
 from model.tokenizer import Tokenizer
 
@@ -89,7 +89,7 @@ def mix_in_frequent_word_drills(examples: Sequence[Example], rng: random.Random,
     Spanish (the leap-day drills take the first ones, the copy drills the last: all three can apply)."""
     count = round(share * len(examples))
     start = len(examples) // 2
-    drills = [frequent_word_sentence(rng, rng.choice(("es", "en"))) for _ in range(count)]
+    drills = [frequent_word_text(rng, rng.choice(("es", "en"))) for _ in range(count)]
     replaced = [Example(s, t, FREQUENT_WORD_CATEGORY) for s, t in drills]
     return [*examples[:start], *replaced, *examples[start + count :]]
 

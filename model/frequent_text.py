@@ -18,6 +18,7 @@ import re
 from pathlib import Path
 
 from model.carrier_text import carriers
+from model.expressions import cardinal_words
 from model.sentences_rewritten import added_expression
 from model.words import GUARD_CONNECTORS, edit_guard_spec
 
@@ -31,6 +32,15 @@ COMMON_WORDS = 400
 JOINING_WORDS = frozenset({"y", "e", "o", "and", "or", "un", "una", "uno", "one", "a", "an", "de", "del", "of"})
 FRAME_SHARE = 0.6  # of sentences with a date-like frame: "para el puesto de fontanero", "on the eve of war"
 EXPRESSION_SHARE = 0.6  # of sentences with an expression to convert; the others are copied whole
+SECOND_EXPRESSION_SHARE = 0.25  # of those with a second one ("about six hours, not the ten they advertise")
+# Of the expressions, a count from two to twelve: the numbers real text writes in words most (the generator
+# draws them one time in forty), and those the model left in words after the first expression of a review
+# ("within ten working days", "after eleven months", "Dos estrellas.").
+SMALL_COUNT_SHARE = 0.4
+SMALL_COUNTS = tuple(range(2, 13))
+TEXT_SHARE = 0.35  # of drills two or three sentences long
+SENTENCE_ENDS = (".", ".", ",", "?", "!", "", ":")
+TEXT_SENTENCE_ENDS = (".", ".", ".", "?", "!")  # between sentences, always: "diez" + "Y" would read on
 _FRAME_LEADS = {"es": ("", "para ", "en ", "desde ", "hasta ", "por "), "en": ("", "on ", "by ", "since ", "for ")}
 _FRAME_ARTICLES = {"es": ("el", "la", "los", "las", "del", "al"), "en": ("the", "the", "a", "this")}
 _FRAME_LINKS = {"es": ("de", "de", "del"), "en": ("of", "of", "in")}
@@ -95,33 +105,57 @@ def _frame(rng: random.Random, lang: str) -> str:
     )
 
 
-def frequent_word_sentence(rng: random.Random, lang: str) -> Pair:
-    """Frequent words, maybe a date-like frame, maybe one expression (converted in the target)."""
-    source = [frequent_word(rng, lang) for _ in range(rng.randint(3, 14))]
+def small_count(rng: random.Random, lang: str) -> Pair:
+    """'ten minutes', 'Dos estrellas' -> '10 minutes', '2 estrellas': a count from two to twelve, the smaller
+    ones more often, before a real word."""
+    n = rng.choices(SMALL_COUNTS, weights=[1 / n for n in SMALL_COUNTS])[0]
+    word = frequent_word(rng, lang, joining=False)
+    return f"{cardinal_words(n, lang, rng)} {word}", f"{n} {word}"
+
+
+def drill_expression(rng: random.Random, lang: str) -> Pair:
+    """The expression a drill converts: a small count (SMALL_COUNT_SHARE) or any of the generator's."""
+    if rng.random() < SMALL_COUNT_SHARE:
+        return small_count(rng, lang)
+    return added_expression(rng, "train", lang)
+
+
+def _insert_expression(rng: random.Random, lang: str, source: list[str], target: list[str], taken: list[int]) -> None:
+    """An expression inserted into `source` and its conversion into `target`, never beside one of `taken`
+    (indices of the expressions already in; updated), the words either side redrawn until none joins it."""
+    # Inserting at index i puts it between words i - 1 and i: beside the expression at t when i is t or t + 1.
+    at = rng.choice([i for i in range(len(source) + 1) if all(i not in (t, t + 1) for t in taken)])
+    if at > 0 and source[at - 1].lower() in JOINING_WORDS:
+        source[at - 1] = target[at - 1] = frequent_word(rng, lang, joining=False)
+    if at < len(source) and source[at].split(" ")[0].lower() in JOINING_WORDS:
+        source[at] = target[at] = frequent_word(rng, lang, joining=False)
+    expression_source, expression_target = drill_expression(rng, lang)
+    source.insert(at, expression_source)
+    target.insert(at, expression_target)
+    taken[:] = [t + 1 if t >= at else t for t in taken] + [at]
+
+
+def frequent_word_sentence(
+    rng: random.Random, lang: str, *, most_words: int = 14, ends: tuple[str, ...] = SENTENCE_ENDS
+) -> Pair:
+    """Frequent words, maybe a date-like frame, maybe one or two expressions (converted in the target)."""
+    source = [frequent_word(rng, lang) for _ in range(rng.randint(3, most_words))]
     source = [w.capitalize() if rng.random() < CAPITALIZED_SHARE else w for w in source]
     if rng.random() < FRAME_SHARE:
         source.insert(rng.randint(0, len(source)), _frame(rng, lang))
     target = list(source)
-    expression_at = None
+    taken: list[int] = []
     if rng.random() < EXPRESSION_SHARE:
-        expression_at = at = rng.randint(0, len(source))
-        # The words either side are redrawn until none joins the expression (a frame ends in a non-joining word).
-        if at > 0 and source[at - 1].lower() in JOINING_WORDS:
-            source[at - 1] = target[at - 1] = frequent_word(rng, lang, joining=False)
-        if at < len(source) and source[at].split(" ")[0].lower() in JOINING_WORDS:
-            source[at] = target[at] = frequent_word(rng, lang, joining=False)
-        expression_source, expression_target = added_expression(rng, "train", lang)
-        source.insert(at, expression_source)
-        target.insert(at, expression_target)
+        _insert_expression(rng, lang, source, target, taken)
+        if rng.random() < SECOND_EXPRESSION_SHARE:
+            _insert_expression(rng, lang, source, target, taken)
     if rng.random() < LOOKALIKE_SHARE:
-        # Inserting at index i puts the phrase between words i - 1 and i: never next to the expression.
-        places = [
-            i for i in range(len(source) + 1) if expression_at is None or i not in (expression_at, expression_at + 1)
-        ]
+        # Never next to an expression, which a lookalike would read on from ("tres" + "millones de").
+        places = [i for i in range(len(source) + 1) if all(i not in (t, t + 1) for t in taken)]
         lookalike, at = rng.choice(LOOKALIKES[lang]), rng.choice(places)
         source.insert(at, lookalike)
         target.insert(at, lookalike)
-    end = rng.choice((".", ".", ",", "?", "!", "", ":"))
+    end = rng.choice(ends)
     opening = {"?": "¿", "!": "¡"}.get(end, "") if lang == "es" else ""
     capitalize = rng.random() < 0.7
     texts = []
@@ -131,3 +165,17 @@ def frequent_word_sentence(rng: random.Random, lang: str) -> Pair:
             text = text[:1].upper() + text[1:]
         texts.append(opening + text + end)
     return texts[0], texts[1]
+
+
+def frequent_word_text(rng: random.Random, lang: str) -> Pair:
+    """One frequent-word sentence, or (TEXT_SHARE) two or three, each ended by its punctuation, as a review or
+    an e-mail is written: the expressions of the later sentences are converted as well as the first's."""
+    if rng.random() >= TEXT_SHARE:
+        return frequent_word_sentence(rng, lang)
+    count = rng.randint(2, 3)
+    sentences = [frequent_word_sentence(rng, lang, most_words=9, ends=TEXT_SENTENCE_ENDS) for _ in range(count)]
+    breaks = [rng.choice((" ", " ", " ", "\n")) for _ in sentences[1:]]
+    source, target = sentences[0]
+    for space, (next_source, next_target) in zip(breaks, sentences[1:], strict=True):
+        source, target = source + space + next_source, target + space + next_target
+    return source, target

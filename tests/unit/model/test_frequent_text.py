@@ -15,9 +15,12 @@ from model.drills import FREQUENT_WORD_CATEGORY, mix_in_frequent_word_drills
 from model.frequent_text import (
     JOINING_WORDS,
     LOOKALIKES,
+    SMALL_COUNTS,
     frequent_word_sentence,
+    frequent_word_text,
     frequent_words,
     held_out_only_words,
+    small_count,
 )
 from model.words import GUARD_CONNECTORS, edit_guard_spec
 from service.engine.edit_guard import EditGuard
@@ -45,6 +48,8 @@ def test_every_pair_passes_the_edit_guard_and_most_are_framed() -> None:
         source, target = frequent_word_sentence(rng, rng.choice(("es", "en")))
         assert guard.apply(source, target).text == target, (source, target)
         assert source == target or re.search(r"\d", target), (source, target)
+        text_source, text_target = frequent_word_text(rng, rng.choice(("es", "en")))
+        assert guard.apply(text_source, text_target).text == text_target, (text_source, text_target)
         copied += source == target
         framed += bool(re.search(r"\b(el|la|los|las|del|al|the|a|this) \w+ (de|del|of|in) \w+", source))
     assert 0.3 < copied / 1500 < 0.5 and framed > 600
@@ -52,9 +57,9 @@ def test_every_pair_passes_the_edit_guard_and_most_are_framed() -> None:
 
 def test_nothing_beside_an_expression_joins_it(monkeypatch: pytest.MonkeyPatch) -> None:
     # A marker for the expression, to find where it went: the words either side must not read on into it.
-    monkeypatch.setattr(frequent_text, "added_expression", lambda rng, split, lang: ("EXPR", "CONVERTED"))
+    monkeypatch.setattr(frequent_text, "drill_expression", lambda rng, lang: ("EXPR", "CONVERTED"))
     rng = random.Random(4)
-    placed = 0
+    placed = twice = 0
     for _ in range(3000):
         source, target = frequent_word_sentence(rng, rng.choice(("es", "en")))
         words = source.strip("¿¡.,?!:").split(" ")
@@ -62,11 +67,12 @@ def test_nothing_beside_an_expression_joins_it(monkeypatch: pytest.MonkeyPatch) 
             assert source == target
             continue
         placed += 1
+        twice += words.count("EXPR") == 2
         assert target == source.replace("EXPR", "CONVERTED")
-        at = words.index("EXPR")
-        for neighbour in words[at - 1 : at] + words[at + 1 : at + 2]:
-            assert neighbour.lower() not in JOINING_WORDS, source
-    assert placed > 1500
+        for at in (i for i, word in enumerate(words) if word == "EXPR"):
+            for neighbour in words[at - 1 : at] + words[at + 1 : at + 2]:
+                assert neighbour != "EXPR" and neighbour.lower() not in JOINING_WORDS, source
+    assert placed > 1500 and 0.2 < twice / placed < 0.3
 
 
 def test_mix_in_replaces_the_middle_of_the_batch_and_is_seeded() -> None:
@@ -78,7 +84,7 @@ def test_mix_in_replaces_the_middle_of_the_batch_and_is_seeded() -> None:
 
 
 def test_lookalike_phrases_are_copied_and_never_beside_the_expression(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(frequent_text, "added_expression", lambda rng, split, lang: ("EXPR", "CONVERTED"))
+    monkeypatch.setattr(frequent_text, "drill_expression", lambda rng, lang: ("EXPR", "CONVERTED"))
     monkeypatch.setattr(frequent_text, "LOOKALIKES", {"es": ("LOOK",), "en": ("LOOK",)})
     rng = random.Random(5)
     with_lookalike = 0
@@ -93,3 +99,34 @@ def test_lookalike_phrases_are_copied_and_never_beside_the_expression(monkeypatc
     assert 0.25 < with_lookalike / 3000 < 0.35
     # The real phrases: their words are the contract's, but no expression.
     assert {"miles de", "the first of many", "por ciento"} <= set(LOOKALIKES["es"] + LOOKALIKES["en"])
+
+
+def test_small_counts_are_two_to_twelve_the_smaller_more_often() -> None:
+    rng = random.Random(6)
+    counts = []
+    for _ in range(2000):
+        lang = rng.choice(("es", "en"))
+        source, target = small_count(rng, lang)
+        number, word = target.split(" ")
+        assert source.endswith(" " + word) and word.lower() not in JOINING_WORDS
+        counts.append(int(number))
+    assert set(counts) == set(SMALL_COUNTS)
+    assert counts.count(2) > 2 * counts.count(12)
+    assert small_count(random.Random(0), "es")[0].split(" ")[0] in EXPRESSION_WORDS
+
+
+def test_texts_of_several_sentences_convert_every_sentence(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(frequent_text, "drill_expression", lambda rng, lang: ("EXPR", "CONVERTED"))
+    rng = random.Random(7)
+    several = with_break = later_expression = 0
+    for _ in range(2000):
+        source, target = frequent_word_text(rng, rng.choice(("es", "en")))
+        assert target == source.replace("EXPR", "CONVERTED")
+        sentences = re.split(r"(?<=[.?!])[ \n]", source)
+        if len(sentences) == 1:
+            continue
+        several += 1
+        with_break += "\n" in source
+        later_expression += any("EXPR" in s for s in sentences[1:])
+        assert 2 <= len(sentences) <= 3 and all(s[-1] in ".?!" for s in sentences), source
+    assert 0.3 < several / 2000 < 0.4 and with_break > 0.2 * several and later_expression > 0.5 * several
