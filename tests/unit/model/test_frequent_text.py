@@ -8,6 +8,7 @@ import random
 import re
 
 import pytest
+from num2words import num2words
 
 from model import frequent_text
 from model.data import generate_examples
@@ -15,6 +16,7 @@ from model.drills import FREQUENT_WORD_CATEGORY, mix_in_frequent_word_drills
 from model.frequent_text import (
     JOINING_WORDS,
     LOOKALIKES,
+    OTHER_LANGUAGES_EXPRESSION_WORDS,
     SMALL_COUNTS,
     frequent_word_sentence,
     frequent_word_text,
@@ -22,7 +24,7 @@ from model.frequent_text import (
     held_out_only_words,
     small_count,
 )
-from model.words import GUARD_CONNECTORS, edit_guard_spec
+from model.words import GUARD_CONNECTORS, edit_guard_spec, month_names
 from service.engine.edit_guard import EditGuard
 
 EXPRESSION_WORDS = frozenset(edit_guard_spec()["consumable_words"]) - frozenset(GUARD_CONNECTORS)  # type: ignore[arg-type]
@@ -32,12 +34,15 @@ def test_the_lists_hold_real_words_but_no_expression_word_and_no_held_out_word()
     for lang, known in (("es", {"puerta", "gobierno", "trabajo"}), ("en", {"government", "window", "because"})):
         words = frequent_words(lang)
         assert len(words) > 7000 and known <= set(words)
-        assert not set(words) & EXPRESSION_WORDS
+        assert set(words) & EXPRESSION_WORDS == OTHER_LANGUAGES_EXPRESSION_WORDS[lang]
         assert held_out_only_words(lang) and not set(words) & held_out_only_words(lang)
     # The held-out carrier "Hemos recibido {n} currículos para el puesto de fontanero." keeps its words unseen.
     assert {"puesto", "fontanero", "currículos"} <= held_out_only_words("es")
     assert {"lunes", "mayo", "veinte", "primero"}.isdisjoint(frequent_words("es"))
     assert {"monday", "may", "twenty", "first"}.isdisjoint(frequent_words("en"))
+    # Words of the other language's expressions only: Spanish eleven, August's abbreviation, English ten.
+    assert num2words(11, lang="es") == "once" and "ago" in {m.lower() for m in month_names("es")}
+    assert num2words(10, lang="en") == "ten" and not {"once", "ago"} & {num2words(n, lang="en") for n in range(100)}
 
 
 def test_every_pair_passes_the_edit_guard_and_most_are_framed() -> None:
