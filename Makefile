@@ -84,24 +84,24 @@ SINGLE_RUN_FLAGS ?= --out $(SINGLE_CHECKPOINT) --steps 8600 --batch-size 64 --mi
 # 99.40% guard off, 99.51% on. The bundled model is BASE_MINUTES=85 (11,549 steps) and 3,000 steps (20 min
 # 38 s): 1 h 45 min of training, 99.50% / 99.65% (README, "The bundled model").
 BASE_CHECKPOINT ?= runs/normalize-base
-BASE_MINUTES ?= 62
+BASE_MINUTES ?= 64
 CONTINUATION_MINUTES ?= 23
 BASE_COOLDOWN_DATES := date_spoken_es=2,date_spoken_en=2,date_impossible_es=2,date_impossible_en=2
-BASE_COOLDOWN_WEIGHTS := sentence_multiple_en=8,paragraph_mixed=6,context_en=3.5,$(BASE_COOLDOWN_DATES)
+BASE_COOLDOWN_WEIGHTS := sentence_multiple_en=8,sentence_number_en=4,paragraph_mixed=6,context_en=3.5,$(BASE_COOLDOWN_DATES)
 BASE_RUN_FLAGS ?= --out $(BASE_CHECKPOINT) --steps 20000 --time-budget $(BASE_MINUTES) --batch-size 64 \
 	--micro-batch-size 8 --workers 2 --d-model 192 --d-ff 768 --n-heads 4 --dropout 0 --learning-rate 0.0008 \
 	--schedule constant --warmup-steps 500 --cooldown-steps 2200 --valid-every 1200 --checkpoint-every 600 \
 	--max-length 128 --vocab-size 1000 --seed 0 --copy-drill-share 0.0625 --precision auto \
 	--category-weights $(SINGLE_WEIGHTS) --cooldown-category-weights $(BASE_COOLDOWN_WEIGHTS) \
-	--leap-day-drill-share 0.0625 --leap-day-minimal-pairs
-CONTINUATION_SENTENCES := sentence_multiple_en=8,sentence_multiple_es=4,sentence_number_es=4,paragraph_mixed=7
+	--leap-day-drill-share 0.0625 --leap-day-minimal-pairs --frequent-word-drill-share 0.0625
+CONTINUATION_SENTENCES := sentence_multiple_en=8,sentence_multiple_es=4,sentence_number_es=4,sentence_number_en=4,paragraph_mixed=8
 CONTINUATION_WEIGHTS := $(SINGLE_WEIGHTS),$(CONTINUATION_SENTENCES),paragraph_plain=2,ordinal_en=2.5,context_en=3.5,plain_en=1.2
 CONTINUATION_FLAGS ?= --init-from $(BASE_CHECKPOINT) --out $(CHECKPOINT) --steps 3000 \
 	--time-budget $(CONTINUATION_MINUTES) --learning-rate 0.0003 --seed 11 --batch-size 64 --micro-batch-size 8 \
 	--workers 2 --precision auto --warmup-steps 100 --cooldown-steps 1500 --valid-every 1500 --checkpoint-every 500 \
 	--max-length 128 --copy-drill-share 0.0625 --category-weights $(CONTINUATION_WEIGHTS) \
 	--leap-day-drill-share 0.0625 --leap-day-minimal-pairs --frequent-word-drill-share 0.125 \
-	--character-drill-share 0.0625
+	--frequent-word-punctuated-share 0.25 --character-drill-share 0.0625
 
 # The bundled model ships fp32 and int8 only, to stay under 25 MB; on a GPU machine
 # `make export EXPORT_FLAGS=` adds the fp16 variant (bench/gpu.py also adds it when missing).

@@ -40,6 +40,16 @@ SMALL_COUNT_SHARE = 0.4
 SMALL_COUNTS = tuple(range(2, 13))
 TEXT_SHARE = 0.35  # of drills two or three sentences long
 SENTENCE_ENDS = (".", ".", ",", "?", "!", "", ":")
+# What people write around a number or a word: brackets, quotes, emphasis, exclamations, a table's cells, a comma
+# after. The drills wrote expressions between spaces only, and the bundled model left "(tres) manzanas", "| Sillas |
+# doce |", '"Twenty-five," she said' and "¡veinte!" in words. Plain words get the same marks, so that no mark says
+# that an expression is inside.
+_MARKS_AROUND = (("(", ")"), ('"', '"'), ("“", "”"), ("*", "*"), ("[", "]"), ("| ", " |"))
+_MARKS_AFTER = (("", ","), ("", ";"), ("", ":"), ("", "..."))
+PUNCTUATION_AROUND = {
+    "es": (*_MARKS_AROUND, *_MARKS_AFTER, ("«", "»"), ("¡", "!"), ("¿", "?")),
+    "en": (*_MARKS_AROUND, *_MARKS_AFTER, ("'", "'"), ("**", "**"), ("", "!")),
+}
 TEXT_SENTENCE_ENDS = (".", ".", ".", "?", "!")  # between sentences, always: "diez" + "Y" would read on
 _FRAME_LEADS = {"es": ("", "para ", "en ", "desde ", "hasta ", "por "), "en": ("", "on ", "by ", "since ", "for ")}
 _FRAME_ARTICLES = {"es": ("el", "la", "los", "las", "del", "al"), "en": ("the", "the", "a", "this")}
@@ -108,6 +118,11 @@ def _frame(rng: random.Random, lang: str) -> str:
     )
 
 
+def _punctuated(rng: random.Random, lang: str, word: str) -> str:
+    opening, closing = rng.choice(PUNCTUATION_AROUND[lang])
+    return f"{opening}{word}{closing}"
+
+
 def small_count(rng: random.Random, lang: str) -> Pair:
     """'ten minutes', 'Dos estrellas' -> '10 minutes', '2 estrellas': a count from two to twelve, the smaller
     ones more often, before a real word."""
@@ -123,7 +138,9 @@ def drill_expression(rng: random.Random, lang: str) -> Pair:
     return added_expression(rng, "train", lang)
 
 
-def _insert_expression(rng: random.Random, lang: str, source: list[str], target: list[str], taken: list[int]) -> None:
+def _insert_expression(
+    rng: random.Random, lang: str, source: list[str], target: list[str], taken: list[int], punctuated_share: float
+) -> None:
     """An expression inserted into `source` and its conversion into `target`, never beside one of `taken`
     (indices of the expressions already in; updated), the words either side redrawn until none joins it."""
     # Inserting at index i puts it between words i - 1 and i: beside the expression at t when i is t or t + 1.
@@ -133,25 +150,39 @@ def _insert_expression(rng: random.Random, lang: str, source: list[str], target:
     if at < len(source) and source[at].split(" ")[0].lower() in JOINING_WORDS:
         source[at] = target[at] = frequent_word(rng, lang, joining=False)
     expression_source, expression_target = drill_expression(rng, lang)
+    if punctuated_share and rng.random() < punctuated_share:
+        opening, closing = rng.choice(PUNCTUATION_AROUND[lang])
+        expression_source = f"{opening}{expression_source}{closing}"
+        expression_target = f"{opening}{expression_target}{closing}"
     source.insert(at, expression_source)
     target.insert(at, expression_target)
     taken[:] = [t + 1 if t >= at else t for t in taken] + [at]
 
 
 def frequent_word_sentence(
-    rng: random.Random, lang: str, *, most_words: int = 14, ends: tuple[str, ...] = SENTENCE_ENDS
+    rng: random.Random,
+    lang: str,
+    *,
+    most_words: int = 14,
+    ends: tuple[str, ...] = SENTENCE_ENDS,
+    punctuated_share: float = 0.0,
 ) -> Pair:
-    """Frequent words, maybe a date-like frame, maybe one or two expressions (converted in the target)."""
+    """Frequent words, maybe a date-like frame, maybe one or two expressions (converted in the target); with
+    `punctuated_share`, that share of the expressions and of the sentences' words marked (PUNCTUATION_AROUND)."""
     source = [frequent_word(rng, lang) for _ in range(rng.randint(3, most_words))]
     source = [w.capitalize() if rng.random() < CAPITALIZED_SHARE else w for w in source]
+    if punctuated_share:
+        # Not the last word: the sentence's own end follows it.
+        marked = [_punctuated(rng, lang, w) if rng.random() < punctuated_share / 4 else w for w in source[:-1]]
+        source = [*marked, source[-1]]
     if rng.random() < FRAME_SHARE:
         source.insert(rng.randint(0, len(source)), _frame(rng, lang))
     target = list(source)
     taken: list[int] = []
     if rng.random() < EXPRESSION_SHARE:
-        _insert_expression(rng, lang, source, target, taken)
+        _insert_expression(rng, lang, source, target, taken, punctuated_share)
         if rng.random() < SECOND_EXPRESSION_SHARE:
-            _insert_expression(rng, lang, source, target, taken)
+            _insert_expression(rng, lang, source, target, taken, punctuated_share)
     if rng.random() < LOOKALIKE_SHARE:
         # Never next to an expression, which a lookalike would read on from ("tres" + "millones de").
         places = [i for i in range(len(source) + 1) if all(i not in (t, t + 1) for t in taken)]
@@ -170,13 +201,16 @@ def frequent_word_sentence(
     return texts[0], texts[1]
 
 
-def frequent_word_text(rng: random.Random, lang: str) -> Pair:
+def frequent_word_text(rng: random.Random, lang: str, *, punctuated_share: float = 0.0) -> Pair:
     """One frequent-word sentence, or (TEXT_SHARE) two or three, each ended by its punctuation, as a review or
     an e-mail is written: the expressions of the later sentences are converted as well as the first's."""
     if rng.random() >= TEXT_SHARE:
-        return frequent_word_sentence(rng, lang)
+        return frequent_word_sentence(rng, lang, punctuated_share=punctuated_share)
     count = rng.randint(2, 3)
-    sentences = [frequent_word_sentence(rng, lang, most_words=9, ends=TEXT_SENTENCE_ENDS) for _ in range(count)]
+    sentences = [
+        frequent_word_sentence(rng, lang, most_words=9, ends=TEXT_SENTENCE_ENDS, punctuated_share=punctuated_share)
+        for _ in range(count)
+    ]
     breaks = [rng.choice((" ", " ", " ", "\n")) for _ in sentences[1:]]
     source, target = sentences[0]
     for space, (next_source, next_target) in zip(breaks, sentences[1:], strict=True):

@@ -282,7 +282,12 @@ def train_in_group(
             )
         if config.frequent_word_drill_share > 0:
             frequent_rng = random.Random(f"frequent-word-drills:{config.seed}:{step}")
-            examples = mix_in_frequent_word_drills(examples, frequent_rng, config.frequent_word_drill_share)
+            examples = mix_in_frequent_word_drills(
+                examples,
+                frequent_rng,
+                config.frequent_word_drill_share,
+                punctuated_share=config.frequent_word_punctuated_share,
+            )
         if config.character_drill_share > 0:
             character_rng = random.Random(f"character-drills:{config.seed}:{step}")
             examples = mix_in_character_drills(examples, character_rng, config.character_drill_share)

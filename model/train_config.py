@@ -67,6 +67,13 @@ class TrainConfig:
             "with an expression (model/frequent_text.py)."
         },
     )
+    frequent_word_punctuated_share: float = field(
+        default=0.0,
+        metadata={
+            "help": "Share of the frequent-word sentences' expressions in brackets, quotes, a table's cell or "
+            "before a comma, and a quarter of it of their other words (model/frequent_text.py)."
+        },
+    )
     character_drill_share: float = field(
         default=0.0,
         metadata={

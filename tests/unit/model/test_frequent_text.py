@@ -135,3 +135,23 @@ def test_texts_of_several_sentences_convert_every_sentence(monkeypatch: pytest.M
         later_expression += any("EXPR" in s for s in sentences[1:])
         assert 2 <= len(sentences) <= 3 and all(s[-1] in ".?!" for s in sentences), source
     assert 0.3 < several / 2000 < 0.4 and with_break > 0.2 * several and later_expression > 0.5 * several
+
+
+def test_punctuated_expressions_keep_their_marks_in_the_target(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(frequent_text, "drill_expression", lambda rng, lang: ("EXPR", "CONVERTED"))
+    rng = random.Random(8)
+    expressions = marked = marked_words = 0
+    for _ in range(2000):
+        lang = rng.choice(("es", "en"))
+        source, target = frequent_word_text(rng, lang, punctuated_share=0.3)
+        assert target == source.replace("EXPR", "CONVERTED")
+        for found in re.finditer(r"(\S*)EXPR(\S*)", source):
+            expressions += 1
+            before, after = found.group(1).lstrip("¿¡"), found.group(2).rstrip(".?!")
+            marked += (before, after) in frequent_text.PUNCTUATION_AROUND[lang] and (before or after) != ""
+        marked_words += len(re.findall(r"[(“«\[*]\w+[)”»\]*]", source.replace("EXPR", "")))
+    assert 0.2 < marked / expressions < 0.4 and marked_words > 200
+    # Without the share nothing is marked: the sentences are drawn as before it existed.
+    plain = [frequent_word_text(random.Random(seed), "es") for seed in range(200)]
+    assert plain == [frequent_word_text(random.Random(seed), "es", punctuated_share=0.0) for seed in range(200)]
+    assert not any(re.search(r"[(“«\[*|]", source) for source, _ in plain)

@@ -279,6 +279,8 @@ def test_cooldown_category_weights_draw_the_cool_downs_batches(tmp_path: Path) -
         PairSource(dataclasses.replace(config, cooldown_steps=0))
     with pytest.raises(DataError, match="unknown category"):
         PairSource(dataclasses.replace(config, cooldown_category_weights="bogus=1"))
+    with pytest.raises(DataError, match="shapes the frequent-word drills"):
+        PairSource(dataclasses.replace(config, frequent_word_punctuated_share=0.25))
 
 
 def _make_recipe(target: str) -> tuple[str, list[TrainConfig]]:
@@ -314,7 +316,10 @@ def test_the_make_train_recipe_parses() -> None:
     assert continuation.init_from == base.out and continuation.out == "runs/normalize"
     assert continuation.time_budget is not None and continuation.steps == 3000
     assert continuation.frequent_word_drill_share > 0 and continuation.character_drill_share > 0
-    assert base.frequent_word_drill_share == base.character_drill_share == 0  # the base run is as it was
+    # Real words around expressions from the first run on; rare scripts' characters only in the continuation.
+    assert 0 < base.frequent_word_drill_share < continuation.frequent_word_drill_share
+    assert base.character_drill_share == base.frequent_word_punctuated_share == 0
+    assert continuation.frequent_word_punctuated_share > 0
     assert "-m model.evaluate --checkpoint runs/normalize" in commands
 
 
