@@ -73,16 +73,21 @@ SINGLE_RUN_FLAGS ?= --out $(SINGLE_CHECKPOINT) --steps 8600 --batch-size 64 --mi
 # 1. From scratch (BASE_CHECKPOINT): warm-up, stable, decay (--schedule constant: a 500-step warm-up to 8e-4,
 #    the rate held, a cool-down to zero over the last 2,200 steps) for as many steps as fit BASE_MINUTES at
 #    the machine's pace (--time-budget), the single run's categories, the cool-down drawing the weak ones
-#    more (--cooldown-category-weights), and one example in 16 a leap-day minimal pair: the same words and
-#    carrier with a leap year and with a common year one or two away (--leap-day-minimal-pairs).
+#    more (--cooldown-category-weights), one example in 16 a leap-day minimal pair: the same words and
+#    carrier with a leap year and with a common year one or two away (--leap-day-minimal-pairs), and one in 16
+#    a sentence of frequent real words (--frequent-word-drill-share).
 # 2. A continuation (--init-from: a fresh optimizer, a 100-step warm-up to 3e-4, a cool-down over the last
 #    1,500 of at most 3,000 steps, within CONTINUATION_MINUTES) drawing sentences and paragraphs more, one
-#    example in 8 a sentence of frequent real words (--frequent-word-drill-share) and one in 16 characters
-#    drawn by UTF-8 lead byte (--character-drill-share), model/drills.py.
-# 62 + 23 minutes: the first run and the evaluation 82 min 58 s with the continuation before the drills, the
-# continuation with them 20 min 56 s (2-core AMD EPYC, Zen 4, bf16, 2026-12-04; 8,125 + 3,000 steps), served
-# 99.40% guard off, 99.51% on. The bundled model is BASE_MINUTES=85 (11,549 steps) and 3,000 steps (20 min
-# 38 s): 1 h 45 min of training, 99.50% / 99.65% (README, "The bundled model").
+#    example in 8 a sentence (or two or three) of frequent real words, a quarter of their expressions in
+#    brackets, quotes or a table's cell (--frequent-word-punctuated-share), and one in 16 characters drawn by
+#    UTF-8 lead byte (--character-drill-share), model/drills.py and model/frequent_text.py.
+# Measured as it stands (2026-12-04 17:57-19:26 UTC, runs/continue6.sh): 88 min 39 s in all on a 2-core AMD
+# EPYC (family 25, model 17) that shows AVX2 only, so fp32 (--precision auto): 6,072 steps in 64 min 16 s,
+# 2,114 in 22 min 59 s, the evaluation 80 s. Served 99.06% guard off, 99.25% on; below 98% guard off:
+# date_impossible_en 96.0%, paragraph_mixed 96.3%, sentence_multiple_en 96.7%, context_es 97.7%. The recipe
+# before (62 + 23 minutes, no drills in the first run, none punctuated) on a Zen 4 with bf16: 8,125 + 3,000
+# steps, 99.40% / 99.51%. Steps are what a CPU without bf16 loses: a quarter fewer in the same minutes. The
+# bundled model is BASE_MINUTES=85 (11,549 steps, bf16) and 3,000 steps: 1 h 45 min, 99.50% / 99.65% (README).
 BASE_CHECKPOINT ?= runs/normalize-base
 BASE_MINUTES ?= 64
 CONTINUATION_MINUTES ?= 23
