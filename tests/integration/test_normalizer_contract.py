@@ -28,8 +28,16 @@ BUNDLED = Path(__file__).parents[2] / "models" / "normalize" / "1"
 # The model of 2026-12-03 read some common years' bare 29 February as leap days ("two thousand and one");
 # the first model of 2026-12-04 wrote "ciento un dálmatas" as "10 un dálmatas" (a round number plus one
 # before a noun was about one count in a thousand in training; ROUND_THEN_ONE_SHARE_IN_TRAINING since). The
-# model after it, whose continuation drew them, keeps all of them.
-KNOWN_MISSES: set[str] = set()
+# model after it, whose continuation drew them, keeps all of them. A number inside brackets, quotes, emphasis or a
+# table's cell is left in words: the drills wrote expressions between spaces only until 3a3f049, whose
+# `make train` model converts the five below (README, "The bundled model").
+KNOWN_MISSES: set[str] = {
+    "(tres) manzanas y (cuatro) peras",
+    "| Sillas | doce |\n| Mesas | tres |",
+    '"Twenty-five," she said, "is too many."',
+    "Compré «doce» huevos y dos litros de leche.",
+    "The answer is *seven*, not eight.",
+}
 
 
 def _case(source: str, expected: str) -> object:
@@ -162,6 +170,13 @@ CONTRACT = [
     ("Temperatura: -5 °C, humedad 80 %.", "Temperatura: -5 °C, humedad 80 %."),
     ("I'll call you at noon 😊", "I'll call you at noon 😊"),
     ("Ya son las tantas y faltan treinta minutos.", "Ya son las tantas y faltan 30 minutos."),
+    # marks around a number: brackets, quotes, emphasis, a table's cells
+    ("(tres) manzanas y (cuatro) peras", "(3) manzanas y (4) peras"),
+    ("| Sillas | doce |\n| Mesas | tres |", "| Sillas | 12 |\n| Mesas | 3 |"),
+    ('"Twenty-five," she said, "is too many."', '"25," she said, "is too many."'),
+    ("Compré «doce» huevos y dos litros de leche.", "Compré «12» huevos y 2 litros de leche."),
+    ("The answer is *seven*, not eight.", "The answer is *7*, not 8."),
+    ("We waited (about twenty minutes) for the bus.", "We waited (about 20 minutes) for the bus."),
 ]
 
 
