@@ -36,6 +36,7 @@ def test_the_lists_hold_real_words_but_no_expression_word_and_no_held_out_word()
         assert len(words) > 7000 and known <= set(words)
         assert set(words) & EXPRESSION_WORDS == OTHER_LANGUAGES_EXPRESSION_WORDS[lang]
         assert held_out_only_words(lang) and not set(words) & held_out_only_words(lang)
+    assert {"once", "ago"} <= set(frequent_words("en")) and "ten" in frequent_words("es")
     # The held-out carrier "Hemos recibido {n} currículos para el puesto de fontanero." keeps its words unseen.
     assert {"puesto", "fontanero", "currículos"} <= held_out_only_words("es")
     assert {"lunes", "mayo", "veinte", "primero"}.isdisjoint(frequent_words("es"))
