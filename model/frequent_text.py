@@ -38,6 +38,7 @@ SECOND_EXPRESSION_SHARE = 0.25  # of those with a second one ("about six hours, 
 # ("within ten working days", "after eleven months", "Dos estrellas.").
 SMALL_COUNT_SHARE = 0.4
 SMALL_COUNTS = tuple(range(2, 13))
+_SMALL_COUNT_WEIGHTS = tuple(1 / n for n in SMALL_COUNTS)  # "dos" far more often than "doce"
 TEXT_SHARE = 0.35  # of drills two or three sentences long
 SENTENCE_ENDS = (".", ".", ",", "?", "!", "", ":")
 # What people write around a number or a word: brackets, quotes, emphasis, exclamations, a table's cells, a comma
@@ -126,7 +127,7 @@ def _punctuated(rng: random.Random, lang: str, word: str) -> str:
 def small_count(rng: random.Random, lang: str) -> Pair:
     """'ten minutes', 'Dos estrellas' -> '10 minutes', '2 estrellas': a count from two to twelve, the smaller
     ones more often, before a real word."""
-    n = rng.choices(SMALL_COUNTS, weights=[1 / n for n in SMALL_COUNTS])[0]
+    n = rng.choices(SMALL_COUNTS, weights=_SMALL_COUNT_WEIGHTS)[0]
     word = frequent_word(rng, lang, joining=False)
     return f"{cardinal_words(n, lang, rng)} {word}", f"{n} {word}"
 
@@ -138,20 +139,25 @@ def drill_expression(rng: random.Random, lang: str) -> Pair:
     return added_expression(rng, "train", lang)
 
 
+def _places_apart(words: list[str], taken: list[int]) -> list[int]:
+    """Where a phrase may be inserted into `words` without touching an expression: inserting at index i puts it
+    between words i - 1 and i, beside the expression at t when i is t or t + 1."""
+    return [i for i in range(len(words) + 1) if all(i not in (t, t + 1) for t in taken)]
+
+
 def _insert_expression(
     rng: random.Random, lang: str, source: list[str], target: list[str], taken: list[int], punctuated_share: float
 ) -> None:
     """An expression inserted into `source` and its conversion into `target`, never beside one of `taken`
     (indices of the expressions already in; updated), the words either side redrawn until none joins it."""
-    # Inserting at index i puts it between words i - 1 and i: beside the expression at t when i is t or t + 1.
-    at = rng.choice([i for i in range(len(source) + 1) if all(i not in (t, t + 1) for t in taken)])
+    at = rng.choice(_places_apart(source, taken))
     if at > 0 and source[at - 1].lower() in JOINING_WORDS:
         source[at - 1] = target[at - 1] = frequent_word(rng, lang, joining=False)
     if at < len(source) and source[at].split(" ")[0].lower() in JOINING_WORDS:
         source[at] = target[at] = frequent_word(rng, lang, joining=False)
     expression_source, expression_target = drill_expression(rng, lang)
     if punctuated_share and rng.random() < punctuated_share:
-        opening, closing = rng.choice(PUNCTUATION_AROUND[lang])
+        opening, closing = rng.choice(PUNCTUATION_AROUND[lang])  # the same marks around both sides
         expression_source = f"{opening}{expression_source}{closing}"
         expression_target = f"{opening}{expression_target}{closing}"
     source.insert(at, expression_source)
@@ -185,8 +191,7 @@ def frequent_word_sentence(
             _insert_expression(rng, lang, source, target, taken, punctuated_share)
     if rng.random() < LOOKALIKE_SHARE:
         # Never next to an expression, which a lookalike would read on from ("tres" + "millones de").
-        places = [i for i in range(len(source) + 1) if all(i not in (t, t + 1) for t in taken)]
-        lookalike, at = rng.choice(LOOKALIKES[lang]), rng.choice(places)
+        lookalike, at = rng.choice(LOOKALIKES[lang]), rng.choice(_places_apart(source, taken))
         source.insert(at, lookalike)
         target.insert(at, lookalike)
     end = rng.choice(ends)
