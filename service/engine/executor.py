@@ -295,7 +295,8 @@ class BatchExecutor:
             tgt_mask = np.asarray([owner is not None for owner in self._owners]).reshape(batch, 1)
         drafts: dict[int, list[int]] = {}
         if self.draft_tokens and not self._watching:
-            drafting = [(a.first_row, a.drafts, a.generated) for a in self._active.values() if a.drafts is not None]
+            # Lazy: at more rows than DRAFT_POSITIONS allows, propose_drafts returns before reading it.
+            drafting = ((a.first_row, a.drafts, a.generated) for a in self._active.values() if a.drafts is not None)
             drafts = propose_drafts(drafting, draft_count(self.draft_tokens, rows=len(self._owners)))
         if drafts:
             tokens, tgt_mask = with_drafts(tokens, tgt_mask, drafts, filler=self.special.bos)
