@@ -134,12 +134,13 @@ class EditGuard:
         """Whether replacing the `source` tokens by the `output` tokens is an allowed edit.
 
         `copied` are output tokens the aligner matched inside the span (equal runs the span was merged
-        across): they count for "non-empty" but need not be producible. `beside_substantive`: the
+        across): they need not be producible, and they do not make a deletion an edit: "27 de septiembre
+        de 2022" -> "27" keeps a token of its source and writes nothing, so it is reverted. `beside_substantive`: the
         nearest word before or after the span, past connectors, is a substantive consumable word, so a
         span of connectors alone is part of an expression ("el uno de septiembre" -> "el 1 de septiembre").
         """
-        if not source or not (output or copied):
-            return False
+        if not source or not any(not t.isspace() for t in output):
+            return False  # every conversion writes something of its own: digits, a date's "-"
         if not all(self._consumable(t) for t in source):
             return False
         written = "".join([*output, *copied])

@@ -54,6 +54,14 @@ def guard() -> EditGuard:
             [("The twenty-ninth of February, two thousand and one", "2001-02-29")],
         ),
         ("el 31 abr 1999 llovió", "el 1999-04-31 llovió", [("31 abr 1999", "1999-04-31")]),
+        # Words dropped around a token the aligner matched: a deletion, whether judged whole or after a split
+        # at an unknown word ("Sevilla" -> "2022-09-" refused alone left "27" + the deleted date, kept before).
+        ("27 de septiembre de 2022", "27", [(" de septiembre de 2022", "")]),
+        (
+            "Sevilla, a 27 de septiembre de 2022\n\nMuy señores míos:",
+            "2022-09-27\n\nMuy señores míos:",
+            [("Sevilla, a ", "2022-09-"), ("27 de septiembre de 2022", "27")],
+        ),
     ],
 )
 def test_reverts_a_bad_edit(guard: EditGuard, source: str, output: str, reverted: list[tuple[str, str]]) -> None:
