@@ -149,6 +149,20 @@ GUARD_CONSUMABLE_CHARACTERS = "0123456789,.-"
 GUARD_PRODUCIBLE_CHARACTERS = "0123456789-"
 
 
+@functools.cache
+def cardinal_words() -> frozenset[str]:
+    """The words cardinals are written with in either language ("tres", "doscientas", "veintiún", "mil",
+    "hundred", "billion"), not ordinals, months or connectors ("y", "and", "un", "one")."""
+    words: set[str] = {"millón", "millones", "veintiún", "hundred", "thousand", "million", "billion"}
+    for n in [*range(0, 101), *range(200, 1000, 100), 1000, 10**6, 2 * 10**6, 10**9]:
+        for lang in ("es", "en"):
+            words.update(num2words(n, lang=lang).replace(",", " ").replace("-", " ").split())
+    for n in [*range(1, 101), *range(100, 1000, 100), 101]:
+        for form in ("alone", "masculine", "feminine"):
+            words.update(spanish_cardinal(n, form=form).split())
+    return frozenset(w.lower() for w in words) - set(GUARD_CONNECTORS)
+
+
 def edit_guard_spec() -> dict[str, object]:
     """The edit guard the bundled model declares in its manifest."""
     words = set(forbidden_words()) | set(GUARD_CONNECTORS)
@@ -175,4 +189,6 @@ def edit_guard_spec() -> dict[str, object]:
         "connector_words": sorted(connectors),
         # A month is an expression only with a number: "October" -> "5" is reverted, "1 abr 1965" is not.
         "name_words": sorted(months - connectors),
+        # Digits an edit writes beside one of these left in words took part of a number: "ciento 99", "3 mil".
+        "number_words": sorted(cardinal_words() & words),
     }

@@ -51,7 +51,9 @@ class EditGuard:
     "un" -> "1" are reverted); and (b)
     its output side is non-empty and holds only tokens made of producible characters, whitespace,
     and tokens of its source side (same case), each at most as often as it appears there; (c) it
-    writes no ISO date that the calendar does not have ("2001-02-29").
+    writes no ISO date that the calendar does not have ("2001-02-29"); (d) it writes no digits right beside
+    (whitespace between) one of the optional `number_words` left in the output: "ciento noventa y nueve" ->
+    "ciento 99" or "tres mil" -> "3 mil" converted part of a number and left the rest in words.
     Differing spans separated only by consumable tokens ("tres" -> "3", " y ", "cuatro" -> "4") are
     judged as one span, so an edit the aligner cut in pieces ("12 de abril de 1950" -> "1950-04-12",
     where "12" or "1950" aligns on its own) is judged whole. Anything else is reverted, pure
@@ -68,6 +70,9 @@ class EditGuard:
     # a span whose substantive words are all names must consume a digit run too ("12 de abril de 1950" ->
     # "1950-04-12"), so "October" -> "5" is reverted.
     name_words: frozenset[str] = frozenset()
+    # Consumable words of cardinals ("ciento", "mil", "tres", "hundred"): an edit's digits next to one that the
+    # output still writes in words took part of a number ("ciento 99"), and are reverted.
+    number_words: frozenset[str] = frozenset()
 
     @classmethod
     def from_manifest(cls, entry: Any, *, where: str) -> EditGuard:
@@ -78,7 +83,10 @@ class EditGuard:
         """
         if not isinstance(entry, Mapping):
             raise ModelLoadError(f"{where}: field 'edit_guard' must be an object")
-        known = {"consumable_words", "consumable_characters", "producible_characters", "connector_words", "name_words"}
+        known = {
+            "consumable_words", "consumable_characters", "producible_characters", "connector_words", "name_words",
+            "number_words",
+        }  # fmt: skip
         unknown = set(entry) - known
         if unknown:
             raise ModelLoadError(f"{where}: field 'edit_guard' has unknown keys {sorted(unknown)}")
@@ -101,17 +109,19 @@ class EditGuard:
             raise ModelLoadError(
                 f"{where}: field 'edit_guard.connector_words' must be a list of words from consumable_words"
             )
-        names = entry.get("name_words", [])
-        if not isinstance(names, list) or not all(isinstance(w, str) and w in words for w in names):
-            raise ModelLoadError(
-                f"{where}: field 'edit_guard.name_words' must be a list of words from consumable_words"
-            )
+        subsets: dict[str, frozenset[str]] = {}
+        for key in ("name_words", "number_words"):
+            value = entry.get(key, [])
+            if not isinstance(value, list) or not all(isinstance(w, str) and w in words for w in value):
+                raise ModelLoadError(f"{where}: field 'edit_guard.{key}' must be a list of words from consumable_words")
+            subsets[key] = frozenset(value)
         return cls(
             consumable_words=frozenset(words),
             consumable_characters=characters["consumable_characters"],
             producible_characters=characters["producible_characters"],
             connector_words=frozenset(connectors),
-            name_words=frozenset(names),
+            name_words=subsets["name_words"],
+            number_words=subsets["number_words"],
         )
 
     def _consumable(self, token: str) -> bool:
@@ -170,34 +180,29 @@ class EditGuard:
         # Only the middle differs: align the tokens of that part (cheap on long, mostly copied text).
         start = _common_prefix(source, output)
         end = _common_suffix(source[start:], output[start:])
-        src = split_tokens(source[start : len(source) - end])
-        out = split_tokens(output[start : len(output) - end])
-        before = split_tokens(source[:start])
-        context = before + src + split_tokens(source[len(source) - end :])  # the whole source, for neighbours
+        alignment = _Alignment.of(source, output, start, end)
+        src, out = alignment.source, alignment.output
         pieces: list[str] = [output[:start]]
         reverted: list[RevertedEdit] = []
         for region in self._regions(src, out):
             if region[0][0] == "equal":
                 pieces.append("".join(out[region[0][3] : region[0][4]]))
                 continue
-            if self._judge(region, src, out, context, len(before), pieces, reverted):
+            if self._judge(region, alignment, pieces, reverted):
                 continue
             # Refused whole, a region may hold a span that cannot belong to any expression (a source word the
             # guard does not know) beside a good edit: in "tengo veinticinco" -> "10go 25" only "tengo" ->
             # "10go" breaks the rule. Such spans are judged alone and the rest together, so "25" stays, while
             # "doscientas mil" -> "2cientas 1000" (number words only) is still reverted whole.
             for part in self._split_at_unknown_words(region, src):
-                self._judge(part, src, out, context, len(before), pieces, reverted, final=True)
+                self._judge(part, alignment, pieces, reverted, final=True)
         pieces.append(output[len(output) - end :])
         return GuardedText("".join(pieces), tuple(reverted))
 
     def _judge(
         self,
         region: list[tuple[str, int, int, int, int]],
-        src: list[str],
-        out: list[str],
-        context: list[str],
-        offset: int,
+        alignment: _Alignment,
         pieces: list[str],
         reverted: list[RevertedEdit],
         *,
@@ -205,6 +210,7 @@ class EditGuard:
     ) -> bool:
         """Append the region's output when it is an allowed edit and return True; otherwise, when `final`,
         append its source text instead (recording the reverted edit), else append nothing and return False."""
+        src, out = alignment.source, alignment.output
         i1, i2, j1, j2 = region[0][1], region[-1][2], region[0][3], region[-1][4]
         written = "".join(out[j1:j2])
         if all(kind == "equal" for kind, *_ in region):
@@ -212,15 +218,35 @@ class EditGuard:
             return True
         edited = [t for kind, _, _, b1, b2 in region if kind != "equal" for t in out[b1:b2]]
         copied = [t for kind, _, _, b1, b2 in region if kind == "equal" for t in out[b1:b2]]
-        beside = self._beside_substantive(context, offset + i1, offset + i2)
+        offset = alignment.source_offset
+        beside = self._beside_substantive(alignment.source_context, offset + i1, offset + i2)
         allowed = self.allows(src[i1:i2], edited, copied=copied, beside_substantive=beside)
-        if allowed and not _writes_impossible_date(out, j1, j2):
+        if (
+            allowed
+            and not _writes_impossible_date(out, j1, j2)
+            and not self._digits_beside_number_word(alignment, j1, j2)
+        ):
             pieces.append(written)
             return True
         if final:
             kept = "".join(src[i1:i2])
             pieces.append(kept)
             reverted.append(RevertedEdit(source=kept, output=written))
+        return False
+
+    def _digits_beside_number_word(self, alignment: _Alignment, j1: int, j2: int) -> bool:
+        """Whether output tokens j1:j2 begin or end with digits that the nearest token of the output on that side,
+        past whitespace only, a number word (`number_words`), continues: "ciento" + "99", "3" + "mil"."""
+        if not self.number_words:
+            return False
+        tokens, offset = alignment.output_context, alignment.output_offset
+        written = "".join(alignment.output[j1:j2]).strip()
+        sides = ((written[:1], offset + j1 - 1, -1), (written[-1:], offset + j2, 1))
+        for edge, i, step in sides:
+            while 0 <= i < len(tokens) and tokens[i].isspace():
+                i += step
+            if edge.isdigit() and 0 <= i < len(tokens) and tokens[i].lower() in self.number_words:
+                return True
         return False
 
     def _split_at_unknown_words(
@@ -268,6 +294,34 @@ class EditGuard:
                     continue
             regions.append([op])
         return regions
+
+
+@dataclass(frozen=True)
+class _Alignment:
+    """The differing middles of a source and an output, split into tokens, and each whole text's tokens with where
+    its middle begins in them: a span's neighbours may lie in the common prefix or suffix that `apply` leaves out
+    of the alignment."""
+
+    source: list[str]
+    output: list[str]
+    source_context: list[str]
+    source_offset: int
+    output_context: list[str]
+    output_offset: int
+
+    @classmethod
+    def of(cls, source: str, output: str, start: int, end: int) -> _Alignment:
+        """The alignment of source[start:-end] with output[start:-end] (`end` may be 0)."""
+        src, out = split_tokens(source[start : len(source) - end]), split_tokens(output[start : len(output) - end])
+        source_before, output_before = split_tokens(source[:start]), split_tokens(output[:start])
+        return cls(
+            src,
+            out,
+            source_context=source_before + src + split_tokens(source[len(source) - end :]),
+            source_offset=len(source_before),
+            output_context=output_before + out + split_tokens(output[len(output) - end :]),
+            output_offset=len(output_before),
+        )
 
 
 def _writes_impossible_date(out: list[str], j1: int, j2: int) -> bool:

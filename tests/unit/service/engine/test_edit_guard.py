@@ -62,6 +62,11 @@ def guard() -> EditGuard:
             "2022-09-27\n\nMuy señores míos:",
             [("Sevilla, a ", "2022-09-"), ("27 de septiembre de 2022", "27")],
         ),
+        # Digits beside a number word the output still writes: part of a number converted, the rest left.
+        ("por ciento noventa y nueve euros", "por ciento 99 euros", [("noventa y nueve", "99")]),
+        ("tres mil casas", "3 mil casas", [("tres", "3")]),
+        ("three hundred thousand", "300 thousand", [("three hundred", "300")]),
+        ("two hundred", "two 100", [("hundred", "100")]),
     ],
 )
 def test_reverts_a_bad_edit(guard: EditGuard, source: str, output: str, reverted: list[tuple[str, str]]) -> None:
@@ -102,6 +107,11 @@ def test_a_reverted_span_leaves_the_good_ones(guard: EditGuard) -> None:
         ("Nothing to change here.", "Nothing to change here."),
         ("veintinueve de febrero de dos mil veinte", "2020-02-29"),  # a leap year's
         ("2001-02-29 y tres", "2001-02-29 y 3"),  # an impossible date copied from the source is no edit
+        # Beside digits, words that continue no number: a connector, an ordinal, a month, a comma between.
+        ("uno y dos", "uno y 2"),
+        ("the first two weeks", "the first 2 weeks"),
+        ("veinte, treinta", "20, 30"),
+        ("ocho mayo", "8 mayo"),
     ],
 )
 def test_keeps_an_allowed_edit(guard: EditGuard, source: str, output: str) -> None:
@@ -162,6 +172,15 @@ def test_a_long_copied_text_costs_only_its_differing_middle(guard: EditGuard) ->
                 "name_words": ["mayo"],
             },
             "edit_guard.name_words",
+        ),
+        (
+            {
+                "consumable_words": ["tres"],
+                "consumable_characters": "0",
+                "producible_characters": "0",
+                "number_words": ["mil"],
+            },
+            "edit_guard.number_words",
         ),
     ],
 )
