@@ -85,15 +85,24 @@ def mix_in_leap_day_drills(
 
 
 def mix_in_frequent_word_drills(
-    examples: Sequence[Example], rng: random.Random, share: float, *, punctuated_share: float = 0.0
+    examples: Sequence[Example],
+    rng: random.Random,
+    share: float,
+    *,
+    punctuated_share: float = 0.0,
+    opening_share: float = 0.0,
 ) -> list[Example]:
     """`examples` with round(share * len) from the middle on replaced by frequent-word sentences, half of them
     Spanish (the leap-day drills take the first ones, the copy drills the last: all three can apply);
-    `punctuated_share` of their expressions in brackets, quotes or a table's cell (frequent_text.py)."""
+    `punctuated_share` of their expressions in brackets, quotes or a table's cell, `opening_share` of their
+    sentences with an expression opening with it (frequent_text.py)."""
     count = round(share * len(examples))
     start = len(examples) // 2
     drills = [
-        frequent_word_text(rng, rng.choice(("es", "en")), punctuated_share=punctuated_share) for _ in range(count)
+        frequent_word_text(
+            rng, rng.choice(("es", "en")), punctuated_share=punctuated_share, opening_share=opening_share
+        )
+        for _ in range(count)
     ]
     replaced = [Example(s, t, FREQUENT_WORD_CATEGORY) for s, t in drills]
     return [*examples[:start], *replaced, *examples[start + count :]]

@@ -20,7 +20,7 @@ from pathlib import Path
 from model.carrier_text import carriers
 from model.expressions import cardinal_words
 from model.sentences_rewritten import added_expression
-from model.words import GUARD_CONNECTORS, edit_guard_spec
+from model.words import GUARD_CONNECTORS, OTHER_LANGUAGES_NUMBER_WORDS, edit_guard_spec
 
 Pair = tuple[str, str]
 FREQUENT_WORDS_DIR = Path(__file__).parent / "frequent_words"
@@ -51,6 +51,9 @@ PUNCTUATION_AROUND = {
     "es": (*_MARKS_AROUND, *_MARKS_AFTER, ("«", "»"), ("¡", "!"), ("¿", "?")),
     "en": (*_MARKS_AROUND, *_MARKS_AFTER, ("'", "'"), ("**", "**"), ("", "!")),
 }
+# With `opening_share`, that share of the sentences with an expression open with it, capitalized: the models left
+# counts that open a later sentence in words ("Two bedrooms, one bathroom.", "Nine points from their last three
+# games.", "Eleven grandchildren came."), which the drills placed first one time in seven.
 TEXT_SENTENCE_ENDS = (".", ".", ".", "?", "!")  # between sentences, always: "diez" + "Y" would read on
 _FRAME_LEADS = {"es": ("", "para ", "en ", "desde ", "hasta ", "por "), "en": ("", "on ", "by ", "since ", "for ")}
 _FRAME_ARTICLES = {"es": ("el", "la", "los", "las", "del", "al"), "en": ("the", "the", "a", "this")}
@@ -74,9 +77,6 @@ LOOKALIKES = {
         "in the first place", "twice", "a couple of", "one of the", "percent", "the third of his sons",
     ),
 }  # fmt: skip
-# Frequent words of one language that are expression words of the other only, kept (the edit guard allows
-# them, being a union of both languages): the models wrote "I've only been there once" as "... there 11".
-OTHER_LANGUAGES_EXPRESSION_WORDS = {"en": frozenset({"once", "ago"}), "es": frozenset({"ten"})}
 CAPITALIZED_SHARE = 0.08  # of words written with a capital, as names and titles are ("Neil" came out "1000")
 
 
@@ -98,7 +98,9 @@ def frequent_words(lang: str) -> tuple[str, ...]:
     weekdays: a weekday before a date belongs to it) and without held-out words."""
     text = (FREQUENT_WORDS_DIR / f"{lang}.txt").read_text(encoding="utf-8")
     expression_words = set(edit_guard_spec()["consumable_words"]) - set(GUARD_CONNECTORS)  # type: ignore[arg-type]
-    excluded = (expression_words - OTHER_LANGUAGES_EXPRESSION_WORDS[lang]) | held_out_only_words(lang)
+    # The other language's expression words stay (model.words.OTHER_LANGUAGES_NUMBER_WORDS): the guard allows
+    # them, being a union of both languages, and the models wrote "I've only been there once" as "... there 11".
+    excluded = (expression_words - OTHER_LANGUAGES_NUMBER_WORDS[lang]) | held_out_only_words(lang)
     return tuple(w for w in text.split() if w.lower() not in excluded)
 
 
@@ -146,11 +148,20 @@ def _places_apart(words: list[str], taken: list[int]) -> list[int]:
 
 
 def _insert_expression(
-    rng: random.Random, lang: str, source: list[str], target: list[str], taken: list[int], punctuated_share: float
+    rng: random.Random,
+    lang: str,
+    source: list[str],
+    target: list[str],
+    taken: list[int],
+    punctuated_share: float,
+    *,
+    first: bool = False,
 ) -> None:
-    """An expression inserted into `source` and its conversion into `target`, never beside one of `taken`
-    (indices of the expressions already in; updated), the words either side redrawn until none joins it."""
-    at = rng.choice(_places_apart(source, taken))
+    """An expression inserted into `source` and its conversion into `target` (first with `first`), never beside
+    one of `taken` (indices of the expressions already in; updated), the words either side redrawn until none
+    joins it."""
+    places = _places_apart(source, taken)
+    at = 0 if first and 0 in places else rng.choice(places)
     if at > 0 and source[at - 1].lower() in JOINING_WORDS:
         source[at - 1] = target[at - 1] = frequent_word(rng, lang, joining=False)
     if at < len(source) and source[at].split(" ")[0].lower() in JOINING_WORDS:
@@ -172,9 +183,11 @@ def frequent_word_sentence(
     most_words: int = 14,
     ends: tuple[str, ...] = SENTENCE_ENDS,
     punctuated_share: float = 0.0,
+    opening_share: float = 0.0,
 ) -> Pair:
     """Frequent words, maybe a date-like frame, maybe one or two expressions (converted in the target); with
-    `punctuated_share`, that share of the expressions and of the sentences' words marked (PUNCTUATION_AROUND)."""
+    `punctuated_share`, that share of the expressions and of the sentences' words marked (PUNCTUATION_AROUND);
+    with `opening_share`, that share of the sentences with an expression open with it, capitalized."""
     source = [frequent_word(rng, lang) for _ in range(rng.randint(3, most_words))]
     source = [w.capitalize() if rng.random() < CAPITALIZED_SHARE else w for w in source]
     if punctuated_share:
@@ -185,8 +198,10 @@ def frequent_word_sentence(
         source.insert(rng.randint(0, len(source)), _frame(rng, lang))
     target = list(source)
     taken: list[int] = []
+    opens_with_expression = False
     if rng.random() < EXPRESSION_SHARE:
-        _insert_expression(rng, lang, source, target, taken, punctuated_share)
+        opens_with_expression = bool(opening_share) and rng.random() < opening_share
+        _insert_expression(rng, lang, source, target, taken, punctuated_share, first=opens_with_expression)
         if rng.random() < SECOND_EXPRESSION_SHARE:
             _insert_expression(rng, lang, source, target, taken, punctuated_share)
     if rng.random() < LOOKALIKE_SHARE:
@@ -196,7 +211,7 @@ def frequent_word_sentence(
         target.insert(at, lookalike)
     end = rng.choice(ends)
     opening = {"?": "¿", "!": "¡"}.get(end, "") if lang == "es" else ""
-    capitalize = rng.random() < 0.7
+    capitalize = rng.random() < 0.7 or opens_with_expression
     texts = []
     for words in (source, target):
         text = " ".join(words)
@@ -206,15 +221,17 @@ def frequent_word_sentence(
     return texts[0], texts[1]
 
 
-def frequent_word_text(rng: random.Random, lang: str, *, punctuated_share: float = 0.0) -> Pair:
+def frequent_word_text(
+    rng: random.Random, lang: str, *, punctuated_share: float = 0.0, opening_share: float = 0.0
+) -> Pair:
     """One frequent-word sentence, or (TEXT_SHARE) two or three, each ended by its punctuation, as a review or
     an e-mail is written: the expressions of the later sentences are converted as well as the first's."""
+    shares = {"punctuated_share": punctuated_share, "opening_share": opening_share}
     if rng.random() >= TEXT_SHARE:
-        return frequent_word_sentence(rng, lang, punctuated_share=punctuated_share)
+        return frequent_word_sentence(rng, lang, **shares)
     count = rng.randint(2, 3)
     sentences = [
-        frequent_word_sentence(rng, lang, most_words=9, ends=TEXT_SENTENCE_ENDS, punctuated_share=punctuated_share)
-        for _ in range(count)
+        frequent_word_sentence(rng, lang, most_words=9, ends=TEXT_SENTENCE_ENDS, **shares) for _ in range(count)
     ]
     breaks = [rng.choice((" ", " ", " ", "\n")) for _ in sentences[1:]]
     source, target = sentences[0]

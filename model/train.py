@@ -287,6 +287,7 @@ def train_in_group(
                 frequent_rng,
                 config.frequent_word_drill_share,
                 punctuated_share=config.frequent_word_punctuated_share,
+                opening_share=config.frequent_word_opening_share,
             )
         if config.character_drill_share > 0:
             character_rng = random.Random(f"character-drills:{config.seed}:{step}")

@@ -74,6 +74,13 @@ class TrainConfig:
             "before a comma, and a quarter of it of their other words (model/frequent_text.py)."
         },
     )
+    frequent_word_opening_share: float = field(
+        default=0.0,
+        metadata={
+            "help": "Share of the frequent-word sentences with an expression that open with it, capitalized "
+            "(model/frequent_text.py)."
+        },
+    )
     character_drill_share: float = field(
         default=0.0,
         metadata={

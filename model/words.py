@@ -149,10 +149,16 @@ GUARD_CONSUMABLE_CHARACTERS = "0123456789,.-"
 GUARD_PRODUCIBLE_CHARACTERS = "0123456789-"
 
 
+# Everyday words of one language that are expression words of the other only: English "once" (Spanish eleven)
+# and "ago" (agosto), Spanish "ten" (have!). Text of that language writes them beside digits as words.
+OTHER_LANGUAGES_NUMBER_WORDS = {"en": frozenset({"once", "ago"}), "es": frozenset({"ten"})}
+
+
 @functools.cache
 def cardinal_words() -> frozenset[str]:
     """The words cardinals are written with in either language ("tres", "doscientas", "veintiún", "mil",
-    "hundred", "billion"), not ordinals, months or connectors ("y", "and", "un", "one")."""
+    "hundred", "billion"), not ordinals, months or connectors ("y", "and", "un", "one"), nor the other language's
+    everyday words ("once 4" is English)."""
     words: set[str] = {"millón", "millones", "veintiún", "hundred", "thousand", "million", "billion"}
     for n in [*range(0, 101), *range(200, 1000, 100), 1000, 10**6, 2 * 10**6, 10**9]:
         for lang in ("es", "en"):
@@ -160,7 +166,8 @@ def cardinal_words() -> frozenset[str]:
     for n in [*range(1, 101), *range(100, 1000, 100), 101]:
         for form in ("alone", "masculine", "feminine"):
             words.update(spanish_cardinal(n, form=form).split())
-    return frozenset(w.lower() for w in words) - set(GUARD_CONNECTORS)
+    everyday = set().union(*OTHER_LANGUAGES_NUMBER_WORDS.values())
+    return frozenset(w.lower() for w in words) - set(GUARD_CONNECTORS) - everyday
 
 
 def edit_guard_spec() -> dict[str, object]:

@@ -16,7 +16,6 @@ from model.drills import FREQUENT_WORD_CATEGORY, mix_in_frequent_word_drills
 from model.frequent_text import (
     JOINING_WORDS,
     LOOKALIKES,
-    OTHER_LANGUAGES_EXPRESSION_WORDS,
     SMALL_COUNTS,
     frequent_word_sentence,
     frequent_word_text,
@@ -24,7 +23,7 @@ from model.frequent_text import (
     held_out_only_words,
     small_count,
 )
-from model.words import GUARD_CONNECTORS, edit_guard_spec, month_names
+from model.words import GUARD_CONNECTORS, OTHER_LANGUAGES_NUMBER_WORDS, edit_guard_spec, month_names
 from service.engine.edit_guard import EditGuard
 
 EXPRESSION_WORDS = frozenset(edit_guard_spec()["consumable_words"]) - frozenset(GUARD_CONNECTORS)  # type: ignore[arg-type]
@@ -34,7 +33,7 @@ def test_the_lists_hold_real_words_but_no_expression_word_and_no_held_out_word()
     for lang, known in (("es", {"puerta", "gobierno", "trabajo"}), ("en", {"government", "window", "because"})):
         words = frequent_words(lang)
         assert len(words) > 7000 and known <= set(words)
-        assert set(words) & EXPRESSION_WORDS == OTHER_LANGUAGES_EXPRESSION_WORDS[lang]
+        assert set(words) & EXPRESSION_WORDS == OTHER_LANGUAGES_NUMBER_WORDS[lang]
         assert held_out_only_words(lang) and not set(words) & held_out_only_words(lang)
     assert {"once", "ago"} <= set(frequent_words("en")) and "ten" in frequent_words("es")
     # The held-out carrier "Hemos recibido {n} currículos para el puesto de fontanero." keeps its words unseen.
@@ -156,3 +155,24 @@ def test_punctuated_expressions_keep_their_marks_in_the_target(monkeypatch: pyte
     plain = [frequent_word_text(random.Random(seed), "es") for seed in range(200)]
     assert plain == [frequent_word_text(random.Random(seed), "es", punctuated_share=0.0) for seed in range(200)]
     assert not any(re.search(r"[(“«\[*|]", source) for source, _ in plain)
+
+
+def test_opening_expressions_open_their_sentences_capitalized(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(frequent_text, "drill_expression", lambda rng, lang: ("eXPR", "cONVERTED"))
+    rng = random.Random(9)
+    sentences = opened = 0
+    for _ in range(1000):
+        lang = rng.choice(("es", "en"))
+        source, target = frequent_word_text(rng, lang, opening_share=1.0)
+        assert target == source.replace("EXPR", "CONVERTED").replace("eXPR", "cONVERTED")
+        for sentence in re.split(r"(?<=[.?!])[ \n]", source):
+            if "XPR" in sentence:
+                sentences += 1
+                opened += sentence.lstrip("¿¡").startswith("EXPR")  # first, and written with a capital
+    assert sentences > 500 and opened == sentences
+    # Without the share the drills are drawn as before it existed; with half of it, about half open.
+    plain = [frequent_word_text(random.Random(seed), "en") for seed in range(200)]
+    assert plain == [frequent_word_text(random.Random(seed), "en", opening_share=0.0) for seed in range(200)]
+    halves = [frequent_word_text(random.Random(seed), "en", opening_share=0.5)[0] for seed in range(2000)]
+    with_expression = [s for s in halves if "XPR" in s]
+    assert 0.45 < sum(s.startswith("EXPR") for s in with_expression) / len(with_expression) < 0.75

@@ -281,6 +281,8 @@ def test_cooldown_category_weights_draw_the_cool_downs_batches(tmp_path: Path) -
         PairSource(dataclasses.replace(config, cooldown_category_weights="bogus=1"))
     with pytest.raises(DataError, match="shapes the frequent-word drills"):
         PairSource(dataclasses.replace(config, frequent_word_punctuated_share=0.25))
+    with pytest.raises(DataError, match="--frequent-word-opening-share shapes the frequent-word drills"):
+        PairSource(dataclasses.replace(config, frequent_word_opening_share=0.25))
 
 
 def _make_recipe(target: str) -> tuple[str, list[TrainConfig]]:
