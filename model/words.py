@@ -170,13 +170,20 @@ def cardinal_words() -> frozenset[str]:
     return frozenset(w.lower() for w in words) - set(GUARD_CONNECTORS) - everyday
 
 
-def edit_guard_spec() -> dict[str, object]:
-    """The edit guard the bundled model declares in its manifest."""
-    words = set(forbidden_words()) | set(GUARD_CONNECTORS)
+@functools.cache
+def ordinal_spellings() -> frozenset[str]:
+    """The words of English ordinals to 120 and Spanish ones to 31 ("twenty-first" gives "twenty" and "first")."""
+    words: set[str] = set()
     for n in range(1, 121):
         words.update(num2words(n, lang="en", to="ordinal").replace("-", " ").split())
     for n in range(1, 32):
         words.update(num2words(n, lang="es", to="ordinal").split())
+    return frozenset(w.lower() for w in words)
+
+
+def edit_guard_spec() -> dict[str, object]:
+    """The edit guard the bundled model declares in its manifest."""
+    words = set(forbidden_words()) | set(GUARD_CONNECTORS) | ordinal_spellings()
     weekdays: set[str] = set()
     months: set[str] = set()
     for loc in BABEL_LOCALES:
@@ -198,4 +205,7 @@ def edit_guard_spec() -> dict[str, object]:
         "name_words": sorted(months - connectors),
         # Digits an edit writes beside one of these left in words took part of a number: "ciento 99", "3 mil".
         "number_words": sorted(cardinal_words() & words),
+        # An ordinal is an expression only in a date: "the first of September" -> "the 1 of September" passes,
+        # "Our first child" -> "Our 1 child" and "fourth grade" -> "4 grade" are reverted.
+        "ordinal_words": sorted(ordinal_spellings() - cardinal_words() - connectors),
     }

@@ -10,7 +10,7 @@ import datetime as dt
 import difflib
 import re
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -53,7 +53,10 @@ class EditGuard:
     and tokens of its source side (same case), each at most as often as it appears there; (c) it
     writes no ISO date that the calendar does not have ("2001-02-29"); (d) it writes no digits right beside
     (whitespace between) one of the optional `number_words` left in the output: "ciento noventa y nueve" ->
-    "ciento 99" or "tres mil" -> "3 mil" converted part of a number and left the rest in words.
+    "ciento 99" or "tres mil" -> "3 mil" converted part of a number and left the rest in words; (e) when its
+    source side holds one of the optional `ordinal_words`, a month name (`name_words`) is in it or the nearest
+    word beside it, past connectors: an ordinal is an expression only in a date, so "the first of September" ->
+    "the 1 of September" passes and "Our first child" -> "Our 1 child" is reverted.
     Differing spans separated only by consumable tokens ("tres" -> "3", " y ", "cuatro" -> "4") are
     judged as one span, so an edit the aligner cut in pieces ("12 de abril de 1950" -> "1950-04-12",
     where "12" or "1950" aligns on its own) is judged whole. Anything else is reverted, pure
@@ -73,6 +76,8 @@ class EditGuard:
     # Consumable words of cardinals ("ciento", "mil", "tres", "hundred"): an edit's digits next to one that the
     # output still writes in words took part of a number ("ciento 99"), and are reverted.
     number_words: frozenset[str] = frozenset()
+    # Consumable words of ordinals ("first", "twenty-third"'s "third", "primero"): consumed only in a date.
+    ordinal_words: frozenset[str] = frozenset()
 
     @classmethod
     def from_manifest(cls, entry: Any, *, where: str) -> EditGuard:
@@ -85,7 +90,7 @@ class EditGuard:
             raise ModelLoadError(f"{where}: field 'edit_guard' must be an object")
         known = {
             "consumable_words", "consumable_characters", "producible_characters", "connector_words", "name_words",
-            "number_words",
+            "number_words", "ordinal_words",
         }  # fmt: skip
         unknown = set(entry) - known
         if unknown:
@@ -110,7 +115,7 @@ class EditGuard:
                 f"{where}: field 'edit_guard.connector_words' must be a list of words from consumable_words"
             )
         subsets: dict[str, frozenset[str]] = {}
-        for key in ("name_words", "number_words"):
+        for key in ("name_words", "number_words", "ordinal_words"):
             value = entry.get(key, [])
             if not isinstance(value, list) or not all(isinstance(w, str) and w in words for w in value):
                 raise ModelLoadError(f"{where}: field 'edit_guard.{key}' must be a list of words from consumable_words")
@@ -122,6 +127,7 @@ class EditGuard:
             connector_words=frozenset(connectors),
             name_words=subsets["name_words"],
             number_words=subsets["number_words"],
+            ordinal_words=subsets["ordinal_words"],
         )
 
     def _consumable(self, token: str) -> bool:
@@ -140,6 +146,7 @@ class EditGuard:
         *,
         copied: Sequence[str] = (),
         beside_substantive: bool = False,
+        beside_name: bool = False,
     ) -> bool:
         """Whether replacing the `source` tokens by the `output` tokens is an allowed edit.
 
@@ -148,6 +155,7 @@ class EditGuard:
         de 2022" -> "27" keeps a token of its source and writes nothing, so it is reverted. `beside_substantive`: the
         nearest word before or after the span, past connectors, is a substantive consumable word, so a
         span of connectors alone is part of an expression ("el uno de septiembre" -> "el 1 de septiembre").
+        `beside_name`: that nearest word on either side is a month name (`name_words`), as an ordinal needs.
         """
         if not source or not any(not t.isspace() for t in output):
             return False  # every conversion writes something of its own: digits, a date's "-"
@@ -162,6 +170,9 @@ class EditGuard:
         names_only = substantive and all(t.lower() in self.name_words for t in substantive)
         if names_only and not any(t.isdigit() for t in source):
             return False  # a month name alone is no expression: "October" -> "5"
+        ordinal = any(t.lower() in self.ordinal_words for t in substantive)
+        if ordinal and not beside_name and not any(t.lower() in self.name_words for t in substantive):
+            return False  # an ordinal outside a date stays a word: "Our first child" -> "Our 1 child"
         # Beside what it produces, an edit may keep tokens of its own source side, each at most as often as
         # it is there: "de noviembre de" or a sentence's "." that the aligner put inside a merged span.
         kept = Counter(source)
@@ -219,8 +230,14 @@ class EditGuard:
         edited = [t for kind, _, _, b1, b2 in region if kind != "equal" for t in out[b1:b2]]
         copied = [t for kind, _, _, b1, b2 in region if kind == "equal" for t in out[b1:b2]]
         offset = alignment.source_offset
-        beside = self._beside_substantive(alignment.source_context, offset + i1, offset + i2)
-        allowed = self.allows(src[i1:i2], edited, copied=copied, beside_substantive=beside)
+        context, start, stop = alignment.source_context, offset + i1, offset + i2
+        allowed = self.allows(
+            src[i1:i2],
+            edited,
+            copied=copied,
+            beside_substantive=self._beside(context, start, stop, self._substantive),
+            beside_name=self._beside(context, start, stop, lambda word: word.lower() in self.name_words),
+        )
         if (
             allowed
             and not _writes_impossible_date(out, j1, j2)
@@ -263,20 +280,19 @@ class EditGuard:
                 parts[-1].append(op)
         return [part for part in parts if part]
 
-    def _beside_substantive(self, tokens: list[str], start: int, stop: int) -> bool:
-        """Whether the nearest word before tokens[start:stop] or after it is a substantive consumable word."""
-        return self._substantive_neighbour(tokens, start, step=-1) or self._substantive_neighbour(
-            tokens, stop - 1, step=1
-        )
+    def _beside(self, tokens: list[str], start: int, stop: int, test: Callable[[str], bool]) -> bool:
+        """Whether the nearest word before tokens[start:stop] or after it, past whitespace, punctuation and
+        connectors, passes `test`."""
+        return self._neighbour(tokens, start, -1, test) or self._neighbour(tokens, stop - 1, 1, test)
 
-    def _substantive_neighbour(self, tokens: list[str], at: int, *, step: int) -> bool:
+    def _neighbour(self, tokens: list[str], at: int, step: int, test: Callable[[str], bool]) -> bool:
         """Whether the first word from tokens[at + step] on (in `step`'s direction), past whitespace,
-        punctuation and connectors, is a substantive consumable word."""
+        punctuation and connectors, passes `test`."""
         i = at + step
         while 0 <= i < len(tokens):
             token = tokens[i]
             if token[0].isalnum() and token.lower() not in self.connector_words:
-                return self._substantive(token)
+                return test(token)
             i += step
         return False
 

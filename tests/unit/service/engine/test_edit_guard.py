@@ -67,6 +67,11 @@ def guard() -> EditGuard:
         ("tres mil casas", "3 mil casas", [("tres", "3")]),
         ("three hundred thousand", "300 thousand", [("three hundred", "300")]),
         ("two hundred", "two 100", [("hundred", "100")]),
+        # An ordinal outside a date: no month in the span or beside it.
+        ("Our first child arrived", "Our 1 child arrived", [("first", "1")]),
+        ("ha empezado primero de primaria", "ha empezado 1 de primaria", [("primero", "1")]),
+        ("the first, second and twenty-third place", "the first, second and 23 place", [("twenty-third", "23")]),
+        ("un cuarto de hora", "un 4 de hora", [("cuarto", "4")]),
     ],
 )
 def test_reverts_a_bad_edit(guard: EditGuard, source: str, output: str, reverted: list[tuple[str, str]]) -> None:
@@ -112,6 +117,9 @@ def test_a_reverted_span_leaves_the_good_ones(guard: EditGuard) -> None:
         ("the first two weeks", "the first 2 weeks"),
         ("veinte, treinta", "20, 30"),
         ("ocho mayo", "8 mayo"),
+        ("Available from the first of September.", "Available from the 1 of September."),  # ordinals in dates
+        ("el cuarto de mayo", "el 4 de mayo"),
+        ("May twenty-third, two thousand one", "2001-05-23"),
         ("I saw it once four years ago", "I saw it once 4 years ago"),  # English "once" (Spanish eleven)
     ],
 )
@@ -182,6 +190,15 @@ def test_a_long_copied_text_costs_only_its_differing_middle(guard: EditGuard) ->
                 "number_words": ["mil"],
             },
             "edit_guard.number_words",
+        ),
+        (
+            {
+                "consumable_words": ["tres"],
+                "consumable_characters": "0",
+                "producible_characters": "0",
+                "ordinal_words": "first",
+            },
+            "edit_guard.ordinal_words",
         ),
     ],
 )
