@@ -253,7 +253,8 @@ class EditGuard:
 
     def _digits_beside_number_word(self, alignment: _Alignment, j1: int, j2: int) -> bool:
         """Whether output tokens j1:j2 begin or end with digits that the nearest token of the output on that side,
-        past whitespace only, a number word (`number_words`), continues: "ciento" + "99", "3" + "mil"."""
+        past whitespace only, a number word (`number_words`), continues: "ciento" + "99", "3" + "mil". A number
+        word in a hyphenated ordinal is none: "December 29 thirty-first of June" keeps its "29"."""
         if not self.number_words:
             return False
         tokens, offset = alignment.output_context, alignment.output_offset
@@ -263,7 +264,8 @@ class EditGuard:
             while 0 <= i < len(tokens) and tokens[i].isspace():
                 i += step
             if edge.isdigit() and 0 <= i < len(tokens) and tokens[i].lower() in self.number_words:
-                return True
+                if not any(word.lower() in self.ordinal_words for word in _hyphenated(tokens, i)):
+                    return True
         return False
 
     def _split_at_unknown_words(
@@ -338,6 +340,16 @@ class _Alignment:
             output_context=output_before + out + split_tokens(output[len(output) - end :]),
             output_offset=len(output_before),
         )
+
+
+def _hyphenated(tokens: list[str], at: int) -> list[str]:
+    """The words of the hyphenated compound holding tokens[at] ("thirty-first" from "thirty" or "first")."""
+    start, stop = at, at
+    while start >= 2 and tokens[start - 1] == "-" and tokens[start - 2][0].isalnum():
+        start -= 2
+    while stop + 2 < len(tokens) and tokens[stop + 1] == "-" and tokens[stop + 2][0].isalnum():
+        stop += 2
+    return tokens[start : stop + 1 : 2]
 
 
 def _writes_impossible_date(out: list[str], j1: int, j2: int) -> bool:

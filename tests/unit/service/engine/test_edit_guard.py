@@ -115,6 +115,7 @@ def test_a_reverted_span_leaves_the_good_ones(guard: EditGuard) -> None:
         # Beside digits, words that continue no number: a connector, an ordinal, a month, a comma between.
         ("uno y dos", "uno y 2"),
         ("the first two weeks", "the first 2 weeks"),
+        ("December twenty-ninth thirty-first of June", "December 29 thirty-first of June"),  # "thirty" of an ordinal
         ("veinte, treinta", "20, 30"),
         ("ocho mayo", "8 mayo"),
         ("Available from the first of September.", "Available from the 1 of September."),  # ordinals in dates
