@@ -145,6 +145,8 @@ def pseudo_word(rng: random.Random) -> str:
 # an edit may consume number words, month and weekday names, their connectors and punctuation, and
 # digits (Babel's written dates hold some), and may produce only digits and hyphens.
 GUARD_CONNECTORS = ("y", "and", "de", "del", "of", "the", "un", "una", "uno", "one")
+# Connectors that join an expression's words but never end one ("treinta y un" ends with "un", no number with "y").
+GUARD_JOINING_WORDS = ("y", "and", "de", "del", "of", "the")
 GUARD_CONSUMABLE_CHARACTERS = "0123456789,.-"
 GUARD_PRODUCIBLE_CHARACTERS = "0123456789-"
 
@@ -208,4 +210,6 @@ def edit_guard_spec() -> dict[str, object]:
         # An ordinal is an expression only in a date: "the first of September" -> "the 1 of September" passes,
         # "Our first child" -> "Our 1 child" and "fourth grade" -> "4 grade" are reverted.
         "ordinal_words": sorted(ordinal_spellings() - cardinal_words() - connectors),
+        # "doce de junio de dos mil veintidós y" -> "2022-06-12" took the sentence's "y" with the date.
+        "joining_words": sorted(GUARD_JOINING_WORDS),
     }

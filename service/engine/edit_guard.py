@@ -56,7 +56,9 @@ class EditGuard:
     "ciento 99" or "tres mil" -> "3 mil" converted part of a number and left the rest in words; (e) when its
     source side holds one of the optional `ordinal_words`, a month name (`name_words`) is in it or the nearest
     word beside it, past connectors: an ordinal is an expression only in a date, so "the first of September" ->
-    "the 1 of September" passes and "Our first child" -> "Our 1 child" is reverted.
+    "the 1 of September" passes and "Our first child" -> "Our 1 child" is reverted; (f) its source side does not
+    end with one of the optional `joining_words` ("y", "of") that its output drops: no expression ends with one,
+    so "dos mil veintidós y ya" -> "2022-06-12 ya" is reverted.
     Differing spans separated only by consumable tokens ("tres" -> "3", " y ", "cuatro" -> "4") are
     judged as one span, so an edit the aligner cut in pieces ("12 de abril de 1950" -> "1950-04-12",
     where "12" or "1950" aligns on its own) is judged whole. Anything else is reverted, pure
@@ -78,6 +80,8 @@ class EditGuard:
     number_words: frozenset[str] = frozenset()
     # Consumable words of ordinals ("first", "twenty-third"'s "third", "primero"): consumed only in a date.
     ordinal_words: frozenset[str] = frozenset()
+    # Connectors that join an expression's words and never end one ("y", "and", "de", "of").
+    joining_words: frozenset[str] = frozenset()
 
     @classmethod
     def from_manifest(cls, entry: Any, *, where: str) -> EditGuard:
@@ -90,7 +94,7 @@ class EditGuard:
             raise ModelLoadError(f"{where}: field 'edit_guard' must be an object")
         known = {
             "consumable_words", "consumable_characters", "producible_characters", "connector_words", "name_words",
-            "number_words", "ordinal_words",
+            "number_words", "ordinal_words", "joining_words",
         }  # fmt: skip
         unknown = set(entry) - known
         if unknown:
@@ -115,7 +119,7 @@ class EditGuard:
                 f"{where}: field 'edit_guard.connector_words' must be a list of words from consumable_words"
             )
         subsets: dict[str, frozenset[str]] = {}
-        for key in ("name_words", "number_words", "ordinal_words"):
+        for key in ("name_words", "number_words", "ordinal_words", "joining_words"):
             value = entry.get(key, [])
             if not isinstance(value, list) or not all(isinstance(w, str) and w in words for w in value):
                 raise ModelLoadError(f"{where}: field 'edit_guard.{key}' must be a list of words from consumable_words")
@@ -128,6 +132,7 @@ class EditGuard:
             name_words=subsets["name_words"],
             number_words=subsets["number_words"],
             ordinal_words=subsets["ordinal_words"],
+            joining_words=subsets["joining_words"],
         )
 
     def _consumable(self, token: str) -> bool:
@@ -173,6 +178,10 @@ class EditGuard:
         ordinal = any(t.lower() in self.ordinal_words for t in substantive)
         if ordinal and not beside_name and not any(t.lower() in self.name_words for t in substantive):
             return False  # an ordinal outside a date stays a word: "Our first child" -> "Our 1 child"
+        words = [t for t in source if not t.isspace()]
+        written_words = [t for t in [*output, *copied] if not t.isspace()]
+        if words and words[-1].lower() in self.joining_words and (not written_words or written_words[-1] != words[-1]):
+            return False  # no expression ends with "y": the sentence's word was taken with it
         # Beside what it produces, an edit may keep tokens of its own source side, each at most as often as
         # it is there: "de noviembre de" or a sentence's "." that the aligner put inside a merged span.
         kept = Counter(source)

@@ -72,6 +72,13 @@ def guard() -> EditGuard:
         ("ha empezado primero de primaria", "ha empezado 1 de primaria", [("primero", "1")]),
         ("the first, second and twenty-third place", "the first, second and 23 place", [("twenty-third", "23")]),
         ("un cuarto de hora", "un 4 de hora", [("cuarto", "4")]),
+        # The sentence's "y" taken with the date before it: no expression ends with a joining word.
+        (
+            "el doce de junio de dos mil veintidós y ya camina",
+            "el 2022-06-12 ya camina",
+            [("doce de junio de dos mil veintidós y", "2022-06-12")],
+        ),
+        ("three thousand and more", "3000 more", [("three thousand and", "3000")]),
     ],
 )
 def test_reverts_a_bad_edit(guard: EditGuard, source: str, output: str, reverted: list[tuple[str, str]]) -> None:
@@ -121,6 +128,8 @@ def test_a_reverted_span_leaves_the_good_ones(guard: EditGuard) -> None:
         ("Available from the first of September.", "Available from the 1 of September."),  # ordinals in dates
         ("el cuarto de mayo", "el 4 de mayo"),
         ("May twenty-third, two thousand one", "2001-05-23"),
+        ("treinta y un días", "31 días"),  # "un" ends a number; "y" joins one
+        ("dos mil y pico", "2000 y pico"),
         ("I saw it once four years ago", "I saw it once 4 years ago"),  # English "once" (Spanish eleven)
     ],
 )
@@ -200,6 +209,15 @@ def test_a_long_copied_text_costs_only_its_differing_middle(guard: EditGuard) ->
                 "ordinal_words": "first",
             },
             "edit_guard.ordinal_words",
+        ),
+        (
+            {
+                "consumable_words": ["tres"],
+                "consumable_characters": "0",
+                "producible_characters": "0",
+                "joining_words": ["y"],
+            },
+            "edit_guard.joining_words",
         ),
     ],
 )
