@@ -1,7 +1,7 @@
 """The edit guard (docs/model-directory.md, `edit_guard`): every span of a model's output that differs
 from its input must be an edit the model directory allows; a span that is not is put back as the source.
 
-Pure Python (re, difflib); imports only service.engine.errors.
+Pure Python (re, difflib); imports only service.engine.errors and service.engine.guard_alignment (tokens, alignment).
 """
 
 from __future__ import annotations
@@ -15,16 +15,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from service.engine.errors import ModelLoadError
+from service.engine.guard_alignment import Alignment, common_prefix, common_suffix, hyphenated, split_tokens
 
-# A word (\w+: letters, digits, underscore in any script), a whitespace run, or any other single character.
-_TOKEN = re.compile(r"\w+|\s+|[^\w\s]", re.UNICODE)
 # An ISO calendar date as a rewrite writes one ("2020-02-29"), not inside a longer run of digits.
 _ISO_DATE = re.compile(r"(?<![\d-])(\d{4})-(\d{2})-(\d{2})(?![\d-])")
-
-
-def split_tokens(text: str) -> list[str]:
-    """Split text into words, whitespace runs and single punctuation/symbol characters ("".join = text)."""
-    return _TOKEN.findall(text)
 
 
 @dataclass(frozen=True)
@@ -198,9 +192,9 @@ class EditGuard:
         if source == output:
             return GuardedText(output, ())
         # Only the middle differs: align the tokens of that part (cheap on long, mostly copied text).
-        start = _common_prefix(source, output)
-        end = _common_suffix(source[start:], output[start:])
-        alignment = _Alignment.of(source, output, start, end)
+        start = common_prefix(source, output)
+        end = common_suffix(source[start:], output[start:])
+        alignment = Alignment.of(source, output, start, end)
         src, out = alignment.source, alignment.output
         pieces: list[str] = [output[:start]]
         reverted: list[RevertedEdit] = []
@@ -222,7 +216,7 @@ class EditGuard:
     def _judge(
         self,
         region: list[tuple[str, int, int, int, int]],
-        alignment: _Alignment,
+        alignment: Alignment,
         pieces: list[str],
         reverted: list[RevertedEdit],
         *,
@@ -260,7 +254,7 @@ class EditGuard:
             reverted.append(RevertedEdit(source=kept, output=written))
         return False
 
-    def _digits_beside_number_word(self, alignment: _Alignment, j1: int, j2: int) -> bool:
+    def _digits_beside_number_word(self, alignment: Alignment, j1: int, j2: int) -> bool:
         """Whether output tokens j1:j2 begin or end with digits that the nearest token of the output on that side,
         past whitespace only, a number word (`number_words`), continues: "ciento" + "99", "3" + "mil". A number
         word in a hyphenated ordinal is none: "December 29 thirty-first of June" keeps its "29"."""
@@ -273,7 +267,7 @@ class EditGuard:
             while 0 <= i < len(tokens) and tokens[i].isspace():
                 i += step
             if edge.isdigit() and 0 <= i < len(tokens) and tokens[i].lower() in self.number_words:
-                if not any(word.lower() in self.ordinal_words for word in _hyphenated(tokens, i)):
+                if not any(word.lower() in self.ordinal_words for word in hyphenated(tokens, i)):
                     return True
         return False
 
@@ -323,44 +317,6 @@ class EditGuard:
         return regions
 
 
-@dataclass(frozen=True)
-class _Alignment:
-    """The differing middles of a source and an output, split into tokens, and each whole text's tokens with where
-    its middle begins in them: a span's neighbours may lie in the common prefix or suffix that `apply` leaves out
-    of the alignment."""
-
-    source: list[str]
-    output: list[str]
-    source_context: list[str]
-    source_offset: int
-    output_context: list[str]
-    output_offset: int
-
-    @classmethod
-    def of(cls, source: str, output: str, start: int, end: int) -> _Alignment:
-        """The alignment of source[start:-end] with output[start:-end] (`end` may be 0)."""
-        src, out = split_tokens(source[start : len(source) - end]), split_tokens(output[start : len(output) - end])
-        source_before, output_before = split_tokens(source[:start]), split_tokens(output[:start])
-        return cls(
-            src,
-            out,
-            source_context=source_before + src + split_tokens(source[len(source) - end :]),
-            source_offset=len(source_before),
-            output_context=output_before + out + split_tokens(output[len(output) - end :]),
-            output_offset=len(output_before),
-        )
-
-
-def _hyphenated(tokens: list[str], at: int) -> list[str]:
-    """The words of the hyphenated compound holding tokens[at] ("thirty-first" from "thirty" or "first")."""
-    start, stop = at, at
-    while start >= 2 and tokens[start - 1] == "-" and tokens[start - 2][0].isalnum():
-        start -= 2
-    while stop + 2 < len(tokens) and tokens[stop + 1] == "-" and tokens[stop + 2][0].isalnum():
-        stop += 2
-    return tokens[start : stop + 1 : 2]
-
-
 def _writes_impossible_date(out: list[str], j1: int, j2: int) -> bool:
     """Whether out[j1:j2] writes part of an ISO date the calendar does not have ("2001-02-29"). The date may
     begin or end in the tokens beside the span, which the aligner matched to the source ("2001" of "29 feb
@@ -380,33 +336,3 @@ def _is_real_date(year: str, month: str, day: str) -> bool:
     except ValueError:
         return False
     return True
-
-
-def _common_prefix(a: str, b: str) -> int:
-    """Length of the common prefix, backed off to a token boundary of both (never inside a word)."""
-    n = 0
-    limit = min(len(a), len(b))
-    while n < limit and a[n] == b[n]:
-        n += 1
-    while n > 0 and (_joins(a, n) or _joins(b, n)):
-        n -= 1
-    return n
-
-
-def _common_suffix(a: str, b: str) -> int:
-    n = 0
-    limit = min(len(a), len(b))
-    while n < limit and a[len(a) - 1 - n] == b[len(b) - 1 - n]:
-        n += 1
-    while n > 0 and (_joins(a, len(a) - n) or _joins(b, len(b) - n)):
-        n -= 1
-    return n
-
-
-def _joins(text: str, i: int) -> bool:
-    """True when position i is inside one token of `split_tokens` (between two word or two space characters)."""
-    if i <= 0 or i >= len(text):
-        return False
-    left, right = text[i - 1], text[i]
-    word = (left.isalnum() or left == "_") and (right.isalnum() or right == "_")
-    return word or (left.isspace() and right.isspace())

@@ -23,7 +23,8 @@ from hypothesis import strategies as st
 from export.text_rules import text_rules
 from model.data import generate_examples
 from model.words import edit_guard_spec
-from service.engine.edit_guard import EditGuard, split_tokens
+from service.engine.edit_guard import EditGuard
+from service.engine.guard_alignment import split_tokens
 from service.http.app import create_app
 from tests.servers import Served, make_settings, serve
 

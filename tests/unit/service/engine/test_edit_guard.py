@@ -10,8 +10,9 @@ import pytest
 
 from model.data import CATEGORIES, iter_examples
 from model.words import edit_guard_spec
-from service.engine.edit_guard import EditGuard, RevertedEdit, split_tokens
+from service.engine.edit_guard import EditGuard, RevertedEdit
 from service.engine.errors import ModelLoadError
+from service.engine.guard_alignment import split_tokens
 
 
 @pytest.fixture(scope="module")
