@@ -51,9 +51,6 @@ PUNCTUATION_AROUND = {
     "es": (*_MARKS_AROUND, *_MARKS_AFTER, ("«", "»"), ("¡", "!"), ("¿", "?")),
     "en": (*_MARKS_AROUND, *_MARKS_AFTER, ("'", "'"), ("**", "**"), ("", "!")),
 }
-# With `opening_share`, that share of the sentences with an expression open with it, capitalized: the models left
-# counts that open a later sentence in words ("Two bedrooms, one bathroom.", "Nine points from their last three
-# games.", "Eleven grandchildren came."), which the drills placed first one time in seven.
 TEXT_SENTENCE_ENDS = (".", ".", ".", "?", "!")  # between sentences, always: "diez" + "Y" would read on
 _FRAME_LEADS = {"es": ("", "para ", "en ", "desde ", "hasta ", "por "), "en": ("", "on ", "by ", "since ", "for ")}
 _FRAME_ARTICLES = {"es": ("el", "la", "los", "las", "del", "al"), "en": ("the", "the", "a", "this")}
@@ -187,7 +184,9 @@ def frequent_word_sentence(
 ) -> Pair:
     """Frequent words, maybe a date-like frame, maybe one or two expressions (converted in the target); with
     `punctuated_share`, that share of the expressions and of the sentences' words marked (PUNCTUATION_AROUND);
-    with `opening_share`, that share of the sentences with an expression open with it, capitalized."""
+    with `opening_share`, that share of the sentences with an expression open with it, capitalized: the models
+    left counts opening a later sentence in words ("Two bedrooms, one bathroom.", "Nine points from their last
+    three games."), which the drills placed first one time in seven."""
     source = [frequent_word(rng, lang) for _ in range(rng.randint(3, most_words))]
     source = [w.capitalize() if rng.random() < CAPITALIZED_SHARE else w for w in source]
     if punctuated_share:

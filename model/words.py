@@ -49,18 +49,25 @@ PSEUDO_CODAS = ("n", "s", "l", "r", "x", "k", "th", "ng")
 
 
 @functools.cache
-def forbidden_words() -> frozenset[str]:
-    """Words that could form (part of) a contract expression, so plain random text never holds one."""
-    words: set[str] = set()
+def cardinal_spellings() -> frozenset[str]:
+    """Every word the cardinals are written with in either language, the RAE's agreement forms included
+    ("tres", "doscientas", "veintiún", "mil", "millones", "hundred", "and", "y", "un")."""
+    words: set[str] = {"millón", "millones", "veintiún", "hundred", "thousand", "million", "billion"}
     for n in [*range(0, 101), 200, 300, 400, 500, 600, 700, 800, 900, 1000, 10**6, 2 * 10**6]:
         for lang in ("es", "en"):
             words.update(num2words(n, lang=lang).replace(",", " ").replace("-", " ").split())
-            if lang == "en" and 0 < n <= 31:
-                words.update(num2words(n, lang=lang, to="ordinal").replace("-", " ").split())
-    words.update({"primero", "millón", "millones", "veintiún", "oh", "hundred", "thousand", "million", "billion"})
     for n in [*range(1, 101), *range(100, 1000, 100), 101]:  # the RAE's forms and their agreement
         for form in ("alone", "masculine", "feminine"):
             words.update(spanish_cardinal(n, form=form).split())
+    return frozenset(w.lower() for w in words)
+
+
+@functools.cache
+def forbidden_words() -> frozenset[str]:
+    """Words that could form (part of) a contract expression, so plain random text never holds one."""
+    words = set(cardinal_spellings()) | {"primero", "oh"}
+    for n in range(1, 32):
+        words.update(num2words(n, lang="en", to="ordinal").replace("-", " ").split())
     for loc in BABEL_LOCALES:
         locale = babel_locale(loc)
         for width in ("wide", "abbreviated"):
@@ -161,15 +168,8 @@ def cardinal_words() -> frozenset[str]:
     """The words cardinals are written with in either language ("tres", "doscientas", "veintiún", "mil",
     "hundred", "billion"), not ordinals, months or connectors ("y", "and", "un", "one"), nor the other language's
     everyday words ("once 4" is English)."""
-    words: set[str] = {"millón", "millones", "veintiún", "hundred", "thousand", "million", "billion"}
-    for n in [*range(0, 101), *range(200, 1000, 100), 1000, 10**6, 2 * 10**6, 10**9]:
-        for lang in ("es", "en"):
-            words.update(num2words(n, lang=lang).replace(",", " ").replace("-", " ").split())
-    for n in [*range(1, 101), *range(100, 1000, 100), 101]:
-        for form in ("alone", "masculine", "feminine"):
-            words.update(spanish_cardinal(n, form=form).split())
     everyday = set().union(*OTHER_LANGUAGES_NUMBER_WORDS.values())
-    return frozenset(w.lower() for w in words) - set(GUARD_CONNECTORS) - everyday
+    return cardinal_spellings() - set(GUARD_CONNECTORS) - everyday
 
 
 @functools.cache

@@ -156,7 +156,7 @@ class EditGuard:
         span of connectors alone is part of an expression ("el uno de septiembre" -> "el 1 de septiembre").
         `beside_name`: that nearest word on either side is a month name (`name_words`), as an ordinal needs.
         """
-        if not source or not any(not t.isspace() for t in output):
+        if not source or all(t.isspace() for t in output):
             return False  # every conversion writes something of its own: digits, a date's "-"
         if not all(self._consumable(t) for t in source):
             return False

@@ -146,9 +146,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     shown: dict[str, int] = defaultdict(int)
     for case, output, kept in zip(cases, raw, guarded, strict=True):
         # Wrong with the guard on only is shown too: a right answer the guard reverted, which it must never do.
-        if case.target != output or case.target != kept:
-            if shown[case.category] >= args.errors:
-                continue
+        wrong = case.target != output or case.target != kept
+        if wrong and shown[case.category] < args.errors:
             shown[case.category] += 1
             sys.stderr.write(
                 f"[{case.category}] {case.source!r}\n  want    {case.target!r}\n  model   {output!r}\n"
