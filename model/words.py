@@ -7,13 +7,14 @@ Imports nothing from this repository (num2words + Babel only).
 
 from __future__ import annotations
 
+import collections
 import functools
 import random
 
 from babel import Locale
 from num2words import num2words
 
-from model.numbers import spanish_cardinal
+from model.numbers import SPANISH_FORMS, spanish_cardinal
 
 BABEL_LOCALES = ("es_ES", "en_US", "en_GB")
 # Affixes that turn a number word into a word that merely resembles one ("milk"-like: "tresco", "unmil").
@@ -183,6 +184,54 @@ def ordinal_spellings() -> frozenset[str]:
     return frozenset(w.lower() for w in words)
 
 
+@functools.cache
+def number_values() -> dict[str, int]:
+    """What each word of a cardinal or ordinal is worth, in either language ("tres" 3, "doscientas" 200,
+    "veintiún" 21, "mil" 1000, "millones" 10**6, "hundred" 100, "twenty" 20, "third" 3, "vigésimo" 20, "oh" 0):
+    the words that some number from 0 to 999 (or its ordinal, to 120) is written with alone, and the
+    multipliers, read off the generator's spellings so the guard and the training contract cannot drift."""
+    spelled: dict[str, set[int]] = collections.defaultdict(set)
+    for n in [*range(0, 100), *range(100, 1000, 100)]:
+        texts = [num2words(n, lang="en"), num2words(n, lang="es")]
+        texts += [spanish_cardinal(n, form=form) for form in SPANISH_FORMS] if n else []
+        for text in texts:
+            if len(text.replace("-", " ").split()) == 1:
+                spelled[text.lower()].add(n)
+    for n in range(1, 121):
+        for text in (num2words(n, lang="en", to="ordinal"), num2words(n, lang="es", to="ordinal")):
+            if len(text.split()) == 1 and "-" not in text:
+                spelled[text.lower()].add(n)
+    # Multipliers: the last word of one and of two of each ("one hundred", "un millón", "dos millones"); Spanish
+    # says its hundreds in one word ("doscientos") and its thousands of millions with "mil millones".
+    for count in (1, 2):
+        for power in (100, 1000, 10**6, 10**9):
+            spelled[num2words(count * power, lang="en").split()[-1].lower()].add(power)
+        for power in (1000, 10**6):
+            spelled[spanish_cardinal(count * power).split()[-1].lower()].add(power)
+    spelled[num2words(100, lang="en", to="ordinal").split()[-1].lower()].add(100)  # "hundredth"
+    spelled["ciento"].add(100)  # "ciento uno": the hundred before a rest
+    spelled["oh"].add(0)  # "nineteen oh five"
+    ambiguous = {word: sorted(values) for word, values in spelled.items() if len(values) > 1}
+    if ambiguous:
+        raise ValueError(f"number words with more than one value: {ambiguous}")
+    return {word: values.pop() for word, values in sorted(spelled.items())}
+
+
+@functools.cache
+def month_numbers() -> dict[str, int]:
+    """Each month name, full and abbreviated, of the Babel locales the dates are written in: "mayo" 5, "sept" 9."""
+    numbers: dict[str, int] = {}
+    for loc in BABEL_LOCALES:
+        locale = babel_locale(loc)
+        for width in ("wide", "abbreviated"):
+            for context in ("format", "stand-alone"):
+                for number, name in locale.months[context][width].items():
+                    word = str(name).strip(".").lower()
+                    if numbers.setdefault(word, number) != number:
+                        raise ValueError(f"month name {word!r} is month {numbers[word]} and {number}")
+    return numbers
+
+
 def edit_guard_spec() -> dict[str, object]:
     """The edit guard the bundled model declares in its manifest."""
     words = set(forbidden_words()) | set(GUARD_CONNECTORS) | ordinal_spellings()
@@ -212,4 +261,7 @@ def edit_guard_spec() -> dict[str, object]:
         "ordinal_words": sorted(ordinal_spellings() - cardinal_words() - connectors),
         # "doce de junio de dos mil veintidós y" -> "2022-06-12" took the sentence's "y" with the date.
         "joining_words": sorted(GUARD_JOINING_WORDS),
+        # The digits an edit writes must be the numbers its source says: "ciento" -> "10" is reverted.
+        "number_values": {word: value for word, value in number_values().items() if word in words},
+        "month_numbers": {word: number for word, number in month_numbers().items() if word in months - connectors},
     }

@@ -1,7 +1,8 @@
 """The edit guard (docs/model-directory.md, `edit_guard`): every span of a model's output that differs
 from its input must be an edit the model directory allows; a span that is not is put back as the source.
 
-Pure Python (re, difflib); imports only service.engine.errors and service.engine.guard_alignment (tokens, alignment).
+Pure Python (re, difflib); imports only service.engine.errors, service.engine.guard_alignment (tokens, alignment)
+and service.engine.guard_values (what numbers an edit's source says).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Any
 
 from service.engine.errors import ModelLoadError
 from service.engine.guard_alignment import Alignment, common_prefix, common_suffix, hyphenated, split_tokens
+from service.engine.guard_values import NumberValues
 
 # An ISO calendar date as a rewrite writes one ("2020-02-29"), not inside a longer run of digits.
 _ISO_DATE = re.compile(r"(?<![\d-])(\d{4})-(\d{2})-(\d{2})(?![\d-])")
@@ -52,7 +54,9 @@ class EditGuard:
     word beside it, past connectors: an ordinal is an expression only in a date, so "the first of September" ->
     "the 1 of September" passes and "Our first child" -> "Our 1 child" is reverted; (f) its source side does not
     end with one of the optional `joining_words` ("y", "of") that its output drops: no expression ends with one,
-    so "dos mil veintidós y ya" -> "2022-06-12 ya" is reverted.
+    so "dos mil veintidós y ya" -> "2022-06-12 ya" is reverted; (g) with the optional `number_values` (and
+    `month_numbers`), the numbers it writes are, in order, the ones its source says (guard_values.py): "ciento"
+    -> "10" and "mil novecientos ochenta" -> "980" are reverted.
     Differing spans separated only by consumable tokens ("tres" -> "3", " y ", "cuatro" -> "4") are
     judged as one span, so an edit the aligner cut in pieces ("12 de abril de 1950" -> "1950-04-12",
     where "12" or "1950" aligns on its own) is judged whole. Anything else is reverted, pure
@@ -76,6 +80,8 @@ class EditGuard:
     ordinal_words: frozenset[str] = frozenset()
     # Connectors that join an expression's words and never end one ("y", "and", "de", "of").
     joining_words: frozenset[str] = frozenset()
+    # What the number words and month names are worth, to check the digits an edit writes; None: not checked.
+    values: NumberValues | None = None
 
     @classmethod
     def from_manifest(cls, entry: Any, *, where: str) -> EditGuard:
@@ -88,7 +94,7 @@ class EditGuard:
             raise ModelLoadError(f"{where}: field 'edit_guard' must be an object")
         known = {
             "consumable_words", "consumable_characters", "producible_characters", "connector_words", "name_words",
-            "number_words", "ordinal_words", "joining_words",
+            "number_words", "ordinal_words", "joining_words", "number_values", "month_numbers",
         }  # fmt: skip
         unknown = set(entry) - known
         if unknown:
@@ -118,6 +124,7 @@ class EditGuard:
             if not isinstance(value, list) or not all(isinstance(w, str) and w in words for w in value):
                 raise ModelLoadError(f"{where}: field 'edit_guard.{key}' must be a list of words from consumable_words")
             subsets[key] = frozenset(value)
+        values = _number_values(entry, words=frozenset(words), connectors=frozenset(connectors), where=where)
         return cls(
             consumable_words=frozenset(words),
             consumable_characters=characters["consumable_characters"],
@@ -127,6 +134,7 @@ class EditGuard:
             number_words=subsets["number_words"],
             ordinal_words=subsets["ordinal_words"],
             joining_words=subsets["joining_words"],
+            values=values,
         )
 
     def _consumable(self, token: str) -> bool:
@@ -245,6 +253,7 @@ class EditGuard:
             allowed
             and not _writes_impossible_date(out, j1, j2)
             and not self._digits_beside_number_word(alignment, j1, j2)
+            and (self.values is None or self.values.agree(src[i1:i2], out[j1:j2], _copied_source(region)))
         ):
             pieces.append(written)
             return True
@@ -315,6 +324,31 @@ class EditGuard:
                     continue
             regions.append([op])
         return regions
+
+
+def _number_values(
+    entry: Mapping[str, Any], *, words: frozenset[str], connectors: frozenset[str], where: str
+) -> NumberValues | None:
+    """The optional `number_values` ({word: integer >= 0}) and `month_numbers` ({month name: 1-12}), both over
+    consumable words; None without `number_values`."""
+    tables: dict[str, dict[str, int]] = {}
+    for key, lowest, highest in (("number_values", 0, None), ("month_numbers", 1, 12)):
+        table = entry.get(key, {})
+        if not isinstance(table, Mapping) or not all(
+            word in words and type(value) is int and value >= lowest and (highest is None or value <= highest)
+            for word, value in table.items()
+        ):
+            limits = f"{lowest}-{highest}" if highest else f"integers >= {lowest}"
+            raise ModelLoadError(f"{where}: field 'edit_guard.{key}' must map words from consumable_words to {limits}")
+        tables[key] = dict(table)
+    if "number_values" not in entry:
+        return None
+    return NumberValues(words=tables["number_values"], months=tables["month_numbers"], connectors=connectors)
+
+
+def _copied_source(region: list[tuple[str, int, int, int, int]]) -> list[bool]:
+    """For each source token of the region, whether the aligner matched it to an output token."""
+    return [kind == "equal" for kind, a1, a2, _, _ in region for _ in range(a1, a2)]
 
 
 def _writes_impossible_date(out: list[str], j1: int, j2: int) -> bool:

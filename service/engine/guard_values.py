@@ -1,0 +1,127 @@
+"""The edit guard's value check (docs/model-directory.md, `number_values`): the numbers an edit writes in digits
+must be the numbers its source says in words, in the same order. "ciento" -> "10", "mil novecientos ochenta" ->
+"980" or "veinticinco" -> "52" write digits where the guard's other rules only see that digits were written.
+
+Pure Python (re, dataclasses); the edit guard (service/engine/edit_guard.py) calls it on each span it allows.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+# An ISO date the edit writes (a day and a year to find in the source, a month to find among its names), or a
+# run of digits standing alone: digits glued to letters ("2cientas") are refused by the guard's other rules.
+_WRITTEN_NUMBER = re.compile(r"(?<![\d-])(\d{4})-(\d{2})-(\d{2})(?![\d-])|(?<!\w)(\d+)(?!\w)")
+# Values that multiply what comes before them: "doscientos mil", "twenty-one hundred", "mil millones".
+_MULTIPLIERS = frozenset({100, 1000, 10**6, 10**9, 10**12})
+
+
+@dataclass(frozen=True)
+class _Unit:
+    value: int
+    # Units of one run are separated only by whitespace, hyphens, commas ("one thousand, two hundred") and
+    # connectors: one number may span them.
+    run: int
+
+
+@dataclass(frozen=True, eq=False)
+class NumberValues:
+    """What the number words and month names of a model's task are worth, to read the source side of an edit."""
+
+    words: Mapping[str, int]  # "tres": 3, "veintiún": 21, "mil": 1000, "twenty": 20, "third": 3, "oh": 0
+    months: Mapping[str, int]  # "mayo": 5, "sept": 9
+    # Words that may stand inside a number or between a date's parts without ending it ("y", "and", "de").
+    connectors: frozenset[str]
+
+    def agree(self, source: Sequence[str], output: Sequence[str], copied: Sequence[bool]) -> bool:
+        """Whether the numbers the `output` tokens write (digit runs, ISO dates) are, in order, what the number words
+        and digits of the `source` tokens say, every one of those read. `copied[i]`: the aligner matched source[i]
+        to an output token, so a number word there is kept as a word, no part of the edit ("ciento un" -> "10 un"
+        converted "ciento" alone). A date's day and year may come in either order; its month must be one of the
+        source's month names when the source names any."""
+        written = list(_WRITTEN_NUMBER.finditer("".join(output)))
+        units, months = self._source_units(source, copied)
+        if not written and not units:
+            return True
+        orders: list[list[tuple[int, ...]]] = []
+        for match in written:
+            if match.group(4) is not None:
+                orders.append([(int(match.group(4)),)])
+                continue
+            year, month, day = (int(match.group(g)) for g in (1, 2, 3))
+            if months and month not in months:
+                return False
+            orders.append([(day, year), (year, day)])
+        return any(
+            _partition(units, [value for part in choice for value in part]) for choice in itertools.product(*orders)
+        )
+
+    def _source_units(self, source: Sequence[str], copied: Sequence[bool]) -> tuple[list[_Unit], set[int]]:
+        """The source's digit runs (copied or not: the output's digits hold the copied ones too) and the number
+        words it does not copy, each with its run, and the months its names say."""
+        units: list[_Unit] = []
+        months: set[int] = set()
+        run = 0
+        for token, kept in zip(source, copied, strict=True):
+            word = token.lower()
+            if token.isdigit():
+                units.append(_Unit(int(token), run))
+            elif word in self.words and not kept:
+                units.append(_Unit(self.words[word], run))
+            elif token.isspace() or token in "-," or (word in self.connectors and word not in self.words):
+                continue
+            else:
+                if word in self.months:
+                    months.add(self.months[word])
+                run += 1
+        return units, months
+
+
+def _partition(units: list[_Unit], wanted: list[int]) -> bool:
+    """Whether `units`, all of them and in order, split into consecutive groups within one run each whose
+    readings give `wanted`, one value per group."""
+    memo: dict[tuple[int, int], bool] = {}
+
+    def rest_matches(start: int, at: int) -> bool:
+        if start == len(units) or at == len(wanted):
+            return start == len(units) and at == len(wanted)
+        key = (start, at)
+        if key not in memo:
+            memo[key] = False
+            for stop in range(start + 1, len(units) + 1):
+                if units[stop - 1].run != units[start].run:
+                    break
+                values = tuple(unit.value for unit in units[start:stop])
+                if wanted[at] in readings(values) and rest_matches(stop, at + 1):
+                    memo[key] = True
+                    break
+        return memo[key]
+
+    return rest_matches(0, 0)
+
+
+def readings(values: tuple[int, ...]) -> set[int]:
+    """What a run of number values may say: the cardinal ("mil novecientos ochenta" 1980, "twenty-one hundred"
+    2100, "mil millones" 10**9) and, split in two parts of up to two digits each, a spoken year ("nineteen
+    eighty-four" 1984, "twenty twenty-six" 2026, "nineteen oh five" 1905)."""
+    found = {cardinal(values)}
+    for cut in range(1, len(values)):
+        century, year = cardinal(values[:cut]), cardinal(values[cut:])
+        if 10 <= century <= 99 and 0 <= year <= 99:
+            found.add(century * 100 + year)
+    return found
+
+
+def cardinal(values: tuple[int, ...]) -> int:
+    """The number a run of word values says: the largest multiplier (its last occurrence) times what comes before
+    it (1 when nothing does: "mil", "cien"), plus what comes after; without a multiplier, their sum."""
+    multipliers = [v for v in values if v in _MULTIPLIERS]
+    if not multipliers:
+        return sum(values)
+    largest = max(multipliers)
+    at = len(values) - 1 - values[::-1].index(largest)
+    before, after = values[:at], values[at + 1 :]
+    return (cardinal(before) if before else 1) * largest + (cardinal(after) if after else 0)

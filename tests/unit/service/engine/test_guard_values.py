@@ -1,0 +1,139 @@
+"""The edit guard's value check: digits that say another number than the source's words are reverted, the
+contract's conversions (every form of cardinal, spoken years, dates) are kept."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from model.words import edit_guard_spec, month_numbers, number_values
+from service.engine.edit_guard import EditGuard
+from service.engine.errors import ModelLoadError
+from service.engine.guard_values import cardinal, readings
+
+
+@pytest.fixture(scope="module")
+def guard() -> EditGuard:
+    return EditGuard.from_manifest(edit_guard_spec(), where="manifest.json")
+
+
+@pytest.fixture(scope="module")
+def guard_without_values() -> EditGuard:
+    spec = {k: v for k, v in edit_guard_spec().items() if k not in ("number_values", "month_numbers")}
+    return EditGuard.from_manifest(spec, where="manifest.json")
+
+
+# Each output here passes every other rule of the guard (checked below without the value check): only the
+# numbers it says are wrong.
+WRONG_VALUES = [
+    ("ciento un dálmatas", "10 un dálmatas", [("ciento", "10")]),  # a fine-tune's output (2026-12-04)
+    ("mil novecientos ochenta", "980", [("mil novecientos ochenta", "980")]),  # the same fine-tune's
+    ("Tengo veinticinco años.", "Tengo 52 años.", [("veinticinco", "52")]),
+    ("mil millones", "10000000", [("mil millones", "10000000")]),
+    ("doscientas mil personas", "2000 personas", [("doscientas mil", "2000")]),
+    ("nineteen eighty-four", "1948", [("nineteen eighty-four", "1948")]),
+    ("el tres de mayo de dos mil uno", "el 2001-06-03", [("tres de mayo de dos mil uno", "2001-06-03")]),
+    ("el tres de mayo de dos mil uno", "el 2011-05-03", [("tres de mayo de dos mil uno", "2011-05-03")]),
+    ("May third, twenty twenty-six", "2026-05-04", [("May third, twenty twenty-six", "2026-05-04")]),
+    ("tres y cuatro", "4 y 3", [("tres y cuatro", "4 y 3")]),  # each number, in the source's order
+]
+
+
+@pytest.mark.parametrize(("source", "output", "reverted"), WRONG_VALUES)
+def test_digits_saying_another_number_are_reverted(
+    guard: EditGuard, guard_without_values: EditGuard, source: str, output: str, reverted: list[tuple[str, str]]
+) -> None:
+    assert guard_without_values.apply(source, output).text == output  # nothing else catches it
+    result = guard.apply(source, output)
+    assert [(r.source, r.output) for r in result.reverted] == reverted
+
+
+@pytest.mark.parametrize(
+    ("source", "output"),
+    [
+        ("ciento un dálmatas", "101 dálmatas"),
+        ("mil novecientos ochenta", "1980"),
+        ("mil millones", "1000000000"),
+        ("doscientas mil personas", "200000 personas"),
+        ("tres millones doscientos mil euros", "3200000 euros"),
+        ("ciento un millones", "101000000"),
+        ("veintiún mil", "21000"),
+        ("twenty-one hundred", "2100"),
+        ("one thousand, two hundred and thirty-four", "1234"),
+        ("nineteen eighty-four", "1984"),
+        ("nineteen oh five", "1905"),
+        ("nineteen hundred and five", "1905"),
+        ("May third, twenty twenty-six", "2026-05-03"),
+        ("May twenty-third two thousand one", "2001-05-23"),
+        ("the third of May, 2001", "2001-05-03"),
+        ("12 de abril de 1950", "1950-04-12"),
+        ("el tres de mayo de dos mil uno", "el 2001-05-03"),
+        ("treinta y uno de febrero de dos mil uno", "31 de febrero de 2001"),
+        ("tres y cuatro", "3 y 4"),
+        ("3 mil casas", "3000 casas"),
+        ("two hundred thousand", "200000"),
+    ],
+)
+def test_the_contracts_conversions_pass(guard: EditGuard, source: str, output: str) -> None:
+    assert guard.apply(source, output).text == output
+
+
+@pytest.mark.parametrize(
+    ("values", "expected"),
+    [
+        ((1000, 900, 80), 1980),
+        ((100, 1), 101),
+        ((1000, 10**6), 10**9),
+        ((2, 10**6, 300, 1000, 400), 2_300_400),
+        ((1, 1000, 2, 100, 30, 4), 1234),
+        ((20, 1, 100), 2100),
+        ((30, 4), 34),
+    ],
+)
+def test_cardinal(values: tuple[int, ...], expected: int) -> None:
+    assert cardinal(values) == expected
+
+
+def test_readings_add_spoken_years() -> None:
+    assert readings((19, 80, 4)) == {103, 1984, 9904}  # "nineteen eighty-four"; 99 + 04 says no number
+    assert readings((20, 20, 6)) == {46, 2026, 4006}
+    assert 1905 in readings((19, 0, 5))
+    assert readings((2, 1000, 1)) == {2001}  # no two-digit halves: "dos" is no century
+
+
+def test_the_bundled_tables() -> None:
+    values, months = number_values(), month_numbers()
+    assert (values["veintiún"], values["doscientas"], values["millones"], values["hundred"]) == (21, 200, 10**6, 100)
+    assert (values["third"], values["vigésimo"], values["oh"], values["ciento"]) == (3, 20, 0, 100)
+    assert (months["mayo"], months["sept"], months["may"], months["dic"]) == (5, 9, 5, 12)
+    spec = edit_guard_spec()
+    assert set(spec["number_values"]) | set(spec["month_numbers"]) <= set(spec["consumable_words"])
+
+
+BASE: dict[str, Any] = {
+    "consumable_words": ["tres", "mayo"],
+    "consumable_characters": "0",
+    "producible_characters": "0",
+}
+
+
+@pytest.mark.parametrize(
+    ("extra", "field"),
+    [
+        ({"number_values": ["tres"]}, "edit_guard.number_values"),
+        ({"number_values": {"tres": "3"}}, "edit_guard.number_values"),
+        ({"number_values": {"tres": -3}}, "edit_guard.number_values"),
+        ({"number_values": {"cuatro": 4}}, "edit_guard.number_values"),
+        ({"number_values": {"tres": 3}, "month_numbers": {"mayo": 13}}, "edit_guard.month_numbers"),
+        ({"number_values": {"tres": 3}, "month_numbers": {"junio": 6}}, "edit_guard.month_numbers"),
+    ],
+)
+def test_a_bad_table_names_the_field(extra: dict[str, Any], field: str) -> None:
+    with pytest.raises(ModelLoadError, match=field):
+        EditGuard.from_manifest({**BASE, **extra}, where="manifest.json")
+
+
+def test_without_number_values_nothing_is_checked() -> None:
+    assert EditGuard.from_manifest(BASE, where="manifest.json").values is None
+    assert EditGuard.from_manifest({**BASE, "number_values": {"tres": 3}}, where="manifest.json").values is not None
