@@ -203,10 +203,21 @@ class EditGuard:
         start = common_prefix(source, output)
         end = common_suffix(source[start:], output[start:])
         alignment = Alignment.of(source, output, start, end)
+        guarded = self._guard(alignment, output, start, end, anchor_on_copies=False)
+        if not guarded.reverted:
+            return guarded
+        # The aligner's longest common run may pair text of one expression's source with another's output: the
+        # " de junio de " of two dates, the first converted, the second not. Aligned again on the tokens an
+        # edit cannot consume (copied text), the same rules may allow more; either result is the source with
+        # allowed edits only, so the one that puts back less is kept.
+        realigned = self._guard(alignment, output, start, end, anchor_on_copies=True)
+        return realigned if _reverted_length(realigned) < _reverted_length(guarded) else guarded
+
+    def _guard(self, alignment: Alignment, output: str, start: int, end: int, *, anchor_on_copies: bool) -> GuardedText:
         src, out = alignment.source, alignment.output
         pieces: list[str] = [output[:start]]
         reverted: list[RevertedEdit] = []
-        for region in self._regions(src, out):
+        for region in self._regions(src, out, anchor_on_copies=anchor_on_copies):
             if region[0][0] == "equal":
                 pieces.append("".join(out[region[0][3] : region[0][4]]))
                 continue
@@ -310,10 +321,13 @@ class EditGuard:
             i += step
         return False
 
-    def _regions(self, source: list[str], output: list[str]) -> list[list[tuple[str, int, int, int, int]]]:
+    def _regions(
+        self, source: list[str], output: list[str], *, anchor_on_copies: bool
+    ) -> list[list[tuple[str, int, int, int, int]]]:
         """The aligner's opcodes grouped: an equal run alone, or differing spans with the equal runs of
-        consumable tokens between them."""
-        opcodes = difflib.SequenceMatcher(None, source, output, autojunk=False).get_opcodes()
+        consumable tokens between them. `anchor_on_copies`: no equal run may start on a consumable token."""
+        junk = self._consumable if anchor_on_copies else None
+        opcodes = difflib.SequenceMatcher(junk, source, output, autojunk=False).get_opcodes()
         regions: list[list[tuple[str, int, int, int, int]]] = []
         for op in opcodes:
             if op[0] != "equal" and len(regions) >= 2 and regions[-2][0][0] != "equal":
@@ -344,6 +358,10 @@ def _number_values(
     if "number_values" not in entry:
         return None
     return NumberValues(words=tables["number_values"], months=tables["month_numbers"], connectors=connectors)
+
+
+def _reverted_length(guarded: GuardedText) -> int:
+    return sum(len(edit.source) + len(edit.output) for edit in guarded.reverted)
 
 
 def _copied_source(region: list[tuple[str, int, int, int, int]]) -> list[bool]:

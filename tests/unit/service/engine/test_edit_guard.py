@@ -132,6 +132,12 @@ def test_a_reverted_span_leaves_the_good_ones(guard: EditGuard) -> None:
         ("treinta y un días", "31 días"),  # "un" ends a number; "y" joins one
         ("dos mil y pico", "2000 y pico"),
         ("I saw it once four years ago", "I saw it once 4 years ago"),  # English "once" (Spanish eleven)
+        # The longest common run, " de junio de ", pairs the first date's source with the second's output;
+        # aligned again on copied text alone, both dates are edits of their own (test set v8).
+        (
+            "domingo, 1 de junio de 2087 madre jardín? treinta y uno de junio de mil novecientos treinta y nueve",
+            "2087-06-01 madre jardín? 31 de junio de 1939",
+        ),
     ],
 )
 def test_keeps_an_allowed_edit(guard: EditGuard, source: str, output: str) -> None:
