@@ -7,7 +7,6 @@ Pure Python (re, dataclasses); the edit guard (service/engine/edit_guard.py) cal
 
 from __future__ import annotations
 
-import itertools
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -17,6 +16,9 @@ from dataclasses import dataclass
 _WRITTEN_NUMBER = re.compile(r"(?<![\d-])(\d{4})-(\d{2})-(\d{2})(?![\d-])|(?<!\w)(\d+)(?!\w)")
 # Values that multiply what comes before them: "doscientos mil", "twenty-one hundred", "mil millones".
 _MULTIPLIERS = frozenset({100, 1000, 10**6, 10**9, 10**12})
+# The most words one number of the contract is written with: 999,999,999,999 in English takes 19 ("nine hundred
+# ninety-nine billion ..."), in Spanish 15.
+_LONGEST_GROUP = 24
 
 
 @dataclass(frozen=True)
@@ -46,18 +48,17 @@ class NumberValues:
         units, months = self._source_units(source, copied)
         if not written and not units:
             return True
-        orders: list[list[tuple[int, ...]]] = []
+        # Each number written, with the orders its source may say its parts in: a date's day and year either way.
+        wanted: list[tuple[tuple[int, ...], ...]] = []
         for match in written:
             if match.group(4) is not None:
-                orders.append([(int(match.group(4)),)])
+                wanted.append(((int(match.group(4)),),))
                 continue
             year, month, day = (int(match.group(g)) for g in (1, 2, 3))
             if months and month not in months:
                 return False
-            orders.append([(day, year), (year, day)])
-        return any(
-            _partition(units, [value for part in choice for value in part]) for choice in itertools.product(*orders)
-        )
+            wanted.append(((day, year), (year, day)))
+        return _Partition(units).matches(wanted)
 
     def _source_units(self, source: Sequence[str], copied: Sequence[bool]) -> tuple[list[_Unit], set[int]]:
         """The source's digit runs (copied or not: the output's digits hold the copied ones too) and the number
@@ -80,27 +81,46 @@ class NumberValues:
         return units, months
 
 
-def _partition(units: list[_Unit], wanted: list[int]) -> bool:
-    """Whether `units`, all of them and in order, split into consecutive groups within one run each whose
-    readings give `wanted`, one value per group."""
-    memo: dict[tuple[int, int], bool] = {}
+class _Partition:
+    """Whether source units, all of them and in order, split into consecutive groups, each within one run and of
+    at most _LONGEST_GROUP units, whose readings say the wanted numbers in order. Dynamic programming over (unit,
+    number): polynomial in the span's length, whatever it holds (a span is at most one model call's output)."""
 
-    def rest_matches(start: int, at: int) -> bool:
-        if start == len(units) or at == len(wanted):
-            return start == len(units) and at == len(wanted)
-        key = (start, at)
-        if key not in memo:
-            memo[key] = False
-            for stop in range(start + 1, len(units) + 1):
-                if units[stop - 1].run != units[start].run:
-                    break
-                values = tuple(unit.value for unit in units[start:stop])
-                if wanted[at] in readings(values) and rest_matches(stop, at + 1):
-                    memo[key] = True
-                    break
-        return memo[key]
+    def __init__(self, units: list[_Unit]) -> None:
+        self.units = units
+        self._readings: dict[tuple[int, int], set[int]] = {}
 
-    return rest_matches(0, 0)
+    def matches(self, wanted: list[tuple[tuple[int, ...], ...]]) -> bool:
+        memo: dict[tuple[int, int], bool] = {}
+
+        def rest_matches(start: int, at: int) -> bool:
+            if at == len(wanted):
+                return start == len(self.units)
+            if (start, at) not in memo:
+                memo[(start, at)] = any(
+                    rest_matches(stop, at + 1) for order in wanted[at] for stop in self._ends(start, order)
+                )
+            return memo[(start, at)]
+
+        return rest_matches(0, 0)
+
+    def _ends(self, start: int, values: tuple[int, ...]) -> set[int]:
+        """Where groups saying `values`, one group each, may end when the first begins at unit `start`."""
+        positions = {start}
+        for value in values:
+            positions = {stop for position in positions for stop in self._group_ends(position, value)}
+        return positions
+
+    def _group_ends(self, start: int, value: int) -> list[int]:
+        ends = []
+        for stop in range(start + 1, min(len(self.units), start + _LONGEST_GROUP) + 1):
+            if self.units[stop - 1].run != self.units[start].run:
+                break
+            if (start, stop) not in self._readings:
+                self._readings[(start, stop)] = readings(tuple(unit.value for unit in self.units[start:stop]))
+            if value in self._readings[(start, stop)]:
+                ends.append(stop)
+        return ends
 
 
 def readings(values: tuple[int, ...]) -> set[int]:
