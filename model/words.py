@@ -236,13 +236,12 @@ def edit_guard_spec() -> dict[str, object]:
     """The edit guard the bundled model declares in its manifest."""
     words = set(forbidden_words()) | set(GUARD_CONNECTORS) | ordinal_spellings()
     weekdays: set[str] = set()
-    months: set[str] = set()
+    months = set(month_numbers())
     for loc in BABEL_LOCALES:
         locale = babel_locale(loc)
         for width in ("wide", "abbreviated"):
             for context in ("format", "stand-alone"):
                 weekdays.update(str(d).strip(".").lower() for d in locale.days[context][width].values())
-                months.update(str(m).strip(".").lower() for m in locale.months[context][width].values())
     words |= weekdays | months
     # A weekday name belongs to a full date ("Thursday, 12 May 2001") but is no expression alone, like a
     # connector: "on Thursday" -> "on 20" is reverted. Not "mar" (martes and marzo): a month is one alone.

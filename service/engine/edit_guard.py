@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import datetime as dt
 import difflib
-import re
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -17,10 +16,7 @@ from typing import Any
 
 from service.engine.errors import ModelLoadError
 from service.engine.guard_alignment import Alignment, common_prefix, common_suffix, hyphenated, split_tokens
-from service.engine.guard_values import NumberValues
-
-# An ISO calendar date as a rewrite writes one ("2020-02-29"), not inside a longer run of digits.
-_ISO_DATE = re.compile(r"(?<![\d-])(\d{4})-(\d{2})-(\d{2})(?![\d-])")
+from service.engine.guard_values import ISO_DATE, NumberValues
 
 
 @dataclass(frozen=True)
@@ -377,9 +373,7 @@ def _writes_impossible_date(out: list[str], j1: int, j2: int) -> bool:
     text = "".join(out[lo:hi])
     start = len("".join(out[lo:j1]))
     stop = start + len("".join(out[j1:j2]))
-    return any(
-        m.start() < stop and m.end() > start and not _is_real_date(*m.groups()) for m in _ISO_DATE.finditer(text)
-    )
+    return any(m.start() < stop and m.end() > start and not _is_real_date(*m.groups()) for m in ISO_DATE.finditer(text))
 
 
 def _is_real_date(year: str, month: str, day: str) -> bool:

@@ -11,9 +11,11 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+# An ISO calendar date as a rewrite writes one ("2020-02-29"), not inside a longer run of digits.
+ISO_DATE = re.compile(r"(?<![\d-])(\d{4})-(\d{2})-(\d{2})(?![\d-])")
 # An ISO date the edit writes (a day and a year to find in the source, a month to find among its names), or a
 # run of digits standing alone: digits glued to letters ("2cientas") are refused by the guard's other rules.
-_WRITTEN_NUMBER = re.compile(r"(?<![\d-])(\d{4})-(\d{2})-(\d{2})(?![\d-])|(?<!\w)(\d+)(?!\w)")
+_WRITTEN_NUMBER = re.compile(rf"{ISO_DATE.pattern}|(?<!\w)(\d+)(?!\w)")
 # Values that multiply what comes before them: "doscientos mil", "twenty-one hundred", "mil millones".
 _MULTIPLIERS = frozenset({100, 1000, 10**6, 10**9, 10**12})
 # The most words one number of the contract is written with: 999,999,999,999 in English takes 19 ("nine hundred
