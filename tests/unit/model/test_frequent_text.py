@@ -103,7 +103,13 @@ def test_lookalike_phrases_are_copied_and_never_beside_the_expression(monkeypatc
         assert "EXPR LOOK" not in source and "LOOK EXPR" not in source, source
     assert 0.25 < with_lookalike / 3000 < 0.35
     # The real phrases: their words are the contract's, but no expression.
-    assert {"miles de", "the first of many", "por ciento"} <= set(LOOKALIKES["es"] + LOOKALIKES["en"])
+    assert {"miles de", "the first of many", "por ciento", "on Monday"} <= set(LOOKALIKES["es"] + LOOKALIKES["en"])
+
+
+def test_lookalike_phrases_hold_no_held_out_word() -> None:
+    for lang in ("es", "en"):
+        words = {w.lower() for phrase in LOOKALIKES[lang] for w in phrase.split(" ")}
+        assert not words & held_out_only_words(lang), lang
 
 
 def test_small_counts_are_two_to_twelve_the_smaller_more_often() -> None:
