@@ -119,6 +119,25 @@ def digits_text(rng: random.Random) -> str:
     return f"{rng.randint(1, 9)}{rng.choice(('½', '¼', '/2', '/3'))}"
 
 
+def amount_in_digits(rng: random.Random) -> tuple[str, int]:
+    """A round amount in digits, with runs of one digit, as budgets and populations are written ("$2,500,000",
+    "1.250.000 €", "1 000 000"), and its value. The models lost count in such runs ("$2,500,000" came out
+    "$2,500,00", "1 250 000 €" "250 000 €"): digits_text's uniform numbers rarely hold one."""
+    if rng.random() < 0.15:
+        significant = int(str(rng.randint(1, 9)) * rng.randint(2, 4))  # 1111, 5555
+    else:
+        significant = rng.choice((rng.randint(1, 9), rng.randint(10, 99), rng.randint(100, 999)))
+    value = significant * 10 ** rng.randint(2, 12 - len(str(significant)))
+    separator = rng.choice((",", ",", ".", ".", " ", "'", ""))
+    text = f"{value:,}".replace(",", separator)
+    if rng.random() < 0.15:
+        text += ("." if separator == "," else ",") + "00"  # no cents: the value stays whole
+    if rng.random() < 0.3:
+        return text, value
+    currency = rng.choice(CURRENCIES)
+    return (f"{text} {currency}" if rng.random() < 0.6 else f"{currency}{text}"), value
+
+
 def url(rng: random.Random, words: Sequence[str]) -> str:
     """A URL or an e-mail address built from ordinary words (never number words)."""
     w = [rng.choice(words).lower() for _ in range(4)]

@@ -18,7 +18,8 @@ import re
 from pathlib import Path
 
 from model.carrier_text import carriers
-from model.expressions import cardinal_words
+from model.copytext import amount_in_digits
+from model.expressions import cardinal_words, spoken_year_en
 from model.sentences_rewritten import added_expression
 from model.words import GUARD_CONNECTORS, OTHER_LANGUAGES_NUMBER_WORDS, edit_guard_spec
 
@@ -39,6 +40,10 @@ SECOND_EXPRESSION_SHARE = 0.25  # of those with a second one ("about six hours, 
 SMALL_COUNT_SHARE = 0.4
 SMALL_COUNTS = tuple(range(2, 13))
 _SMALL_COUNT_WEIGHTS = tuple(1 / n for n in SMALL_COUNTS)  # "dos" far more often than "doce"
+# Of the English expressions, a year spoken alone after a word that leads one: "in twenty twenty-three" -> "in
+# 2023" (the models wrote "in 23": they met spoken years only inside dates).
+SPOKEN_YEAR_SHARE = 0.1
+YEAR_LEADS = ("in ", "in ", "since ", "by ", "until ", "from ", "of ", "In ")
 TEXT_SHARE = 0.35  # of drills two or three sentences long
 SENTENCE_ENDS = (".", ".", ",", "?", "!", "", ":")
 # What people write around a number or a word: brackets, quotes, emphasis, exclamations, a table's cells, a comma
@@ -78,6 +83,11 @@ LOOKALIKES = {
         "on Monday", "every Tuesday", "on Wednesday", "next Friday", "on Saturday", "last Sunday", "by Friday",
     ),
 }  # fmt: skip
+# Of sentences, those with a round amount in digits, copied (copytext.amount_in_digits), and of those, the amount
+# followed by its words in brackets, converted: "1.250.000 € (un millón doscientos cincuenta mil euros)" came
+# out "1.250.00 € (un millón 250000 euros)".
+AMOUNT_SHARE = 0.2
+AMOUNT_IN_WORDS_SHARE = 0.3
 CAPITALIZED_SHARE = 0.08  # of words written with a capital, as names and titles are ("Neil" came out "1000")
 
 
@@ -135,10 +145,19 @@ def small_count(rng: random.Random, lang: str) -> Pair:
     return f"{cardinal_words(n, lang, rng)} {word}", f"{n} {word}"
 
 
+def spoken_year(rng: random.Random) -> Pair:
+    """'in nineteen eighty-four', 'since twenty twenty-six' -> 'in 1984', 'since 2026'."""
+    year, lead = rng.randint(1900, 2099), rng.choice(YEAR_LEADS)
+    return f"{lead}{spoken_year_en(year, rng)}", f"{lead}{year}"
+
+
 def drill_expression(rng: random.Random, lang: str) -> Pair:
-    """The expression a drill converts: a small count (SMALL_COUNT_SHARE) or any of the generator's."""
+    """The expression a drill converts: a small count (SMALL_COUNT_SHARE), an English year spoken alone
+    (SPOKEN_YEAR_SHARE) or any of the generator's."""
     if rng.random() < SMALL_COUNT_SHARE:
         return small_count(rng, lang)
+    if lang == "en" and rng.random() < SPOKEN_YEAR_SHARE:
+        return spoken_year(rng)
     return added_expression(rng, "train", lang)
 
 
@@ -177,6 +196,19 @@ def _insert_expression(
     taken[:] = [t + 1 if t >= at else t for t in taken] + [at]
 
 
+def _insert_amount(rng: random.Random, lang: str, source: list[str], target: list[str], taken: list[int]) -> None:
+    """A round amount in digits, copied, never beside an expression; some followed by their words in brackets."""
+    digits, value = amount_in_digits(rng)
+    at = rng.choice(_places_apart(source, taken))
+    if rng.random() < AMOUNT_IN_WORDS_SHARE:
+        source.insert(at, f"{digits} ({cardinal_words(value, lang, rng)})")
+        target.insert(at, f"{digits} ({value})")
+        taken[:] = [t + 1 if t >= at else t for t in taken] + [at]
+    else:
+        source.insert(at, digits)
+        target.insert(at, digits)
+
+
 def frequent_word_sentence(
     rng: random.Random,
     lang: str,
@@ -207,6 +239,8 @@ def frequent_word_sentence(
         _insert_expression(rng, lang, source, target, taken, punctuated_share, first=opens_with_expression)
         if rng.random() < SECOND_EXPRESSION_SHARE:
             _insert_expression(rng, lang, source, target, taken, punctuated_share)
+    if rng.random() < AMOUNT_SHARE:
+        _insert_amount(rng, lang, source, target, taken)
     if rng.random() < LOOKALIKE_SHARE:
         # Never next to an expression, which a lookalike would read on from ("tres" + "millones de").
         lookalike, at = rng.choice(LOOKALIKES[lang]), rng.choice(_places_apart(source, taken))

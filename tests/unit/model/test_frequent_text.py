@@ -22,6 +22,7 @@ from model.frequent_text import (
     frequent_words,
     held_out_only_words,
     small_count,
+    spoken_year,
 )
 from model.words import GUARD_CONNECTORS, OTHER_LANGUAGES_NUMBER_WORDS, edit_guard_spec, month_names
 from service.engine.edit_guard import EditGuard
@@ -63,6 +64,7 @@ def test_every_pair_passes_the_edit_guard_and_most_are_framed() -> None:
 def test_nothing_beside_an_expression_joins_it(monkeypatch: pytest.MonkeyPatch) -> None:
     # A marker for the expression, to find where it went: the words either side must not read on into it.
     monkeypatch.setattr(frequent_text, "drill_expression", lambda rng, lang: ("EXPR", "CONVERTED"))
+    monkeypatch.setattr(frequent_text, "AMOUNT_SHARE", 0.0)  # amounts in words convert too
     rng = random.Random(4)
     placed = twice = 0
     for _ in range(3000):
@@ -90,6 +92,7 @@ def test_mix_in_replaces_the_middle_of_the_batch_and_is_seeded() -> None:
 
 def test_lookalike_phrases_are_copied_and_never_beside_the_expression(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(frequent_text, "drill_expression", lambda rng, lang: ("EXPR", "CONVERTED"))
+    monkeypatch.setattr(frequent_text, "AMOUNT_SHARE", 0.0)  # amounts in words convert too
     monkeypatch.setattr(frequent_text, "LOOKALIKES", {"es": ("LOOK",), "en": ("LOOK",)})
     rng = random.Random(5)
     with_lookalike = 0
@@ -112,6 +115,42 @@ def test_lookalike_phrases_hold_no_held_out_word() -> None:
         assert not words & held_out_only_words(lang), lang
 
 
+def test_amounts_in_digits_are_copied_and_their_words_in_brackets_converted(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(frequent_text, "drill_expression", lambda rng, lang: ("EXPR", "CONVERTED"))
+    monkeypatch.setattr(frequent_text, "AMOUNT_SHARE", 1.0)
+    guard = EditGuard.from_manifest(edit_guard_spec(), where="manifest.json")
+    rng = random.Random(8)
+    in_words = 0
+    for _ in range(1500):
+        source, target = frequent_word_sentence(rng, rng.choice(("es", "en")))
+        amount = re.search(r"\d[\d,.' ]*\d", target)
+        assert amount and amount.group() in source, (source, target)
+        assert re.search(r"(\d)\1", amount.group().replace(",", "").replace(".", "")), amount.group()  # a run
+        value = re.search(r"\d[\d,.' ]*\d(?:,00|\.00)?(?: [A-Z€$£¥]+)? \((\d+)\)", target)
+        if value:
+            in_words += 1
+            digits = re.sub(r"\D", "", amount.group())
+            assert digits.removesuffix("00") == value.group(1) or digits == value.group(1), target
+        plain = source.replace("EXPR", "CONVERTED")
+        assert guard.apply(plain, target).text == target, (plain, target)
+    assert 0.2 < in_words / 1500 < 0.4
+
+
+def test_spoken_years_alone_convert_and_pass_the_guard() -> None:
+    guard = EditGuard.from_manifest(edit_guard_spec(), where="manifest.json")
+    rng = random.Random(10)
+    forms = set()
+    for _ in range(500):
+        source, target = spoken_year(rng)
+        lead, year = target.rsplit(" ", 1)
+        assert source.startswith(lead + " ") and 1900 <= int(year) <= 2099
+        assert guard.apply(source, target).text == target, (source, target)
+        forms.add(" oh" in source or "twenty twenty" in source or "thousand" in source)
+    assert forms == {True, False}
+
+
 def test_small_counts_are_two_to_twelve_the_smaller_more_often() -> None:
     rng = random.Random(6)
     counts = []
@@ -128,6 +167,7 @@ def test_small_counts_are_two_to_twelve_the_smaller_more_often() -> None:
 
 def test_texts_of_several_sentences_convert_every_sentence(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(frequent_text, "drill_expression", lambda rng, lang: ("EXPR", "CONVERTED"))
+    monkeypatch.setattr(frequent_text, "AMOUNT_SHARE", 0.0)  # amounts in words convert too
     rng = random.Random(7)
     several = with_break = later_expression = 0
     for _ in range(2000):
@@ -145,6 +185,7 @@ def test_texts_of_several_sentences_convert_every_sentence(monkeypatch: pytest.M
 
 def test_punctuated_expressions_keep_their_marks_in_the_target(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(frequent_text, "drill_expression", lambda rng, lang: ("EXPR", "CONVERTED"))
+    monkeypatch.setattr(frequent_text, "AMOUNT_SHARE", 0.0)  # amounts in words convert too
     rng = random.Random(8)
     expressions = marked = marked_words = 0
     for _ in range(2000):
@@ -165,6 +206,7 @@ def test_punctuated_expressions_keep_their_marks_in_the_target(monkeypatch: pyte
 
 def test_opening_expressions_open_their_sentences_capitalized(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(frequent_text, "drill_expression", lambda rng, lang: ("eXPR", "cONVERTED"))
+    monkeypatch.setattr(frequent_text, "AMOUNT_SHARE", 0.0)  # amounts in words convert too
     rng = random.Random(9)
     sentences = opened = 0
     for _ in range(1000):
@@ -179,6 +221,7 @@ def test_opening_expressions_open_their_sentences_capitalized(monkeypatch: pytes
     # Without the share the drills are drawn as before it existed; with half of it, about half open.
     plain = [frequent_word_text(random.Random(seed), "en") for seed in range(200)]
     assert plain == [frequent_word_text(random.Random(seed), "en", opening_share=0.0) for seed in range(200)]
-    halves = [frequent_word_text(random.Random(seed), "en", opening_share=0.5)[0] for seed in range(2000)]
+    # (47% over 20,000 seeds: a text's expression may be in a later sentence, which it does not open.)
+    halves = [frequent_word_text(random.Random(seed), "en", opening_share=0.5)[0] for seed in range(6000)]
     with_expression = [s for s in halves if "XPR" in s]
-    assert 0.45 < sum(s.startswith("EXPR") for s in with_expression) / len(with_expression) < 0.75
+    assert 0.43 < sum(s.startswith("EXPR") for s in with_expression) / len(with_expression) < 0.6
