@@ -198,8 +198,18 @@ def fits_one_piece(text: str) -> bool:
     return cost <= ONE_PIECE_TOKEN_ESTIMATE
 
 
-def copy_piece(rng: random.Random, words: Sequence[str], kind: str) -> str:
-    """One piece of copy-only text of `kind` (see COPY_KINDS)."""
+# Of the training split's numbers in digits, the share that is a round amount (amount_in_digits). Training only:
+# the held-out splits draw as before, so the test set stays the same (its digest is pinned).
+TRAINING_ROUND_AMOUNT_SHARE = 0.4
+
+
+def round_amount_share(split: str) -> float:
+    return TRAINING_ROUND_AMOUNT_SHARE if split == "train" else 0.0
+
+
+def copy_piece(rng: random.Random, words: Sequence[str], kind: str, *, round_amount_share: float = 0.0) -> str:
+    """One piece of copy-only text of `kind` (see COPY_KINDS); with `round_amount_share`, that share of the numbers
+    in digits a round amount."""
     if kind == "script":
         return script_text(rng)
     if kind == "emoji":
@@ -208,6 +218,8 @@ def copy_piece(rng: random.Random, words: Sequence[str], kind: str) -> str:
             return emoji(rng)
         return symbol_run(rng) if r < 0.8 else "".join(odd_character(rng) for _ in range(rng.randint(1, 3)))
     if kind == "digits":
+        if round_amount_share and rng.random() < round_amount_share:
+            return amount_in_digits(rng)[0]
         return digits_text(rng)
     if kind == "url":
         return url(rng, words)

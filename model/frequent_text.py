@@ -65,8 +65,8 @@ _WORD = re.compile(r"[^\W\d_]+")
 # aficionados" came out "1000es de aficionados"), ordinals outside dates ("the first of many" came out "the 1
 # of many"; "el primero de mayo" is a date), "por ciento" with no number before it; weekdays with no date after
 # them (a fine-tune that drew dates' frames more wrote "Is Dr. Patel available on Thursday?" as "... on 10sday?"),
-# Thursday left out, and "a couple of" is "a pair of": held-out carriers' words stay unseen in training. Never beside the sentence's expression, which they would
-# read on from ("tres" + "millones de" is 3000000).
+# Thursday left out, and "a couple of" is "a pair of": held-out carriers' words stay unseen in training. Never
+# beside the sentence's expression, which they would read on from ("tres" + "millones de" is 3000000).
 LOOKALIKE_SHARE = 0.3
 LOOKALIKES = {
     "es": (
@@ -74,7 +74,8 @@ LOOKALIKES = {
         "centenares de", "miles y miles de", "el tanto por ciento", "por ciento", "el primero de la lista",
         "quedó primero", "la primera de la fila", "el primero de todos", "primero de todo", "el segundo de a bordo",
         "en segundo lugar", "un par de", "la tercera de sus hijas", "una de las", "uno de los",
-        "el lunes", "los martes", "cada miércoles", "el próximo jueves", "este viernes", "el sábado", "hasta el domingo",
+        "el lunes", "los martes", "cada miércoles", "el próximo jueves", "este viernes", "el sábado",
+        "hasta el domingo",
     ),
     "en": (
         "thousands of", "Thousands of", "hundreds of", "Hundreds of", "millions of", "dozens of", "tens of",

@@ -9,7 +9,7 @@ import random
 from collections.abc import Sequence
 
 from model.carrier_text import carrier_template, carriers, random_sentence
-from model.copytext import copy_piece, fits_one_piece
+from model.copytext import copy_piece, fits_one_piece, round_amount_share
 from model.expressions import ordinal_words
 
 Pair = tuple[str, str]
@@ -78,7 +78,10 @@ def _copy(rng: random.Random, split: str, kind: str) -> Pair:
 def _copy_once(rng: random.Random, split: str, kind: str) -> Pair:
     lang = _lang(rng)
     base, _ = _plain(rng, split, lang)
-    pieces = [copy_piece(rng, _words(split, lang), kind) for _ in range(rng.choice((1, 1, 2, 3)))]
+    amounts = round_amount_share(split)
+    pieces = [
+        copy_piece(rng, _words(split, lang), kind, round_amount_share=amounts) for _ in range(rng.choice((1, 1, 2, 3)))
+    ]
     if kind == "markup" and rng.random() < 0.3:
         text = copy_piece(rng, _words(split, lang), "markup").replace(rng.choice(_words(split, lang)), base, 1)
         text = text if base in text else f"<p>{base}</p>"

@@ -12,7 +12,7 @@ import random
 from collections.abc import Callable
 
 from model.carrier_text import carrier_template, carriers, random_sentence
-from model.copytext import copy_piece, fits_one_piece
+from model.copytext import copy_piece, fits_one_piece, round_amount_share
 from model.expressions import (
     LEAP_DAYS,
     cardinal_words,
@@ -222,7 +222,9 @@ def context(rng: random.Random, split: str, lang: str) -> Pair:
 def _context_once(rng: random.Random, split: str, lang: str) -> Pair:
     source, target = expression_sentence(rng, split, lang)
     kinds = rng.sample(CONTEXT_KINDS, rng.randint(1, 2))
-    pieces = [copy_piece(rng, _words(split, lang), kind) for kind in kinds]
+    pieces = [
+        copy_piece(rng, _words(split, lang), kind, round_amount_share=round_amount_share(split)) for kind in kinds
+    ]
     if "markup" in kinds and rng.random() < 0.5:  # markup around the whole sentence: "<b>...</b>"
         mark = rng.choice((("<b>", "</b>"), ("**", "**"), ("<p>", "</p>"), ("- ", ""), ("> ", "")))
         return mark[0] + source + mark[1], mark[0] + target + mark[1]

@@ -16,7 +16,7 @@ from babel.dates import format_date
 from num2words import num2words
 
 from model.carrier_text import carriers as _carriers
-from model.copytext import fits_one_piece
+from model.copytext import amount_in_digits, copy_piece, fits_one_piece, round_amount_share
 from model.data import (
     CATEGORIES,
     COPY_ONLY_CATEGORIES,
@@ -607,3 +607,22 @@ def test_the_published_test_set_is_unchanged(tmp_path: Path) -> None:
     written = tmp_path / "test-set.jsonl"
     write_pairs_jsonl(written, held_out_examples(20, 12345))
     assert hashlib.sha256(written.read_bytes()).hexdigest() == TEST_SET_V8_DIGEST
+
+
+def test_training_numbers_in_digits_are_often_round_amounts_and_held_out_ones_as_before() -> None:
+    """Runs of one digit ("$2,500,000") are what the models lost count in; only training draws them more."""
+    run = re.compile(r"(\d)[,.' ]?\1[,.' ]?\1")
+
+    def share_with_runs(split: str) -> float:
+        rng = random.Random(12)
+        share = round_amount_share(split)
+        pieces = [copy_piece(rng, ["casa"], "digits", round_amount_share=share) for _ in range(2000)]
+        return sum(bool(run.search(p)) for p in pieces) / len(pieces)
+
+    assert round_amount_share("valid") == round_amount_share("test") == 0.0
+    assert share_with_runs("train") > share_with_runs("test") + 0.3
+    rng = random.Random(13)
+    for _ in range(500):
+        text, value = amount_in_digits(rng)
+        digits = re.sub(r"\D", "", text)
+        assert digits in (str(value), f"{value}00") and re.search(r"(\d)\1", digits) and value < 10**12, text
