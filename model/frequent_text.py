@@ -44,6 +44,9 @@ _SMALL_COUNT_WEIGHTS = tuple(1 / n for n in SMALL_COUNTS)  # "dos" far more ofte
 # 2023" (the models wrote "in 23": they met spoken years only inside dates).
 SPOKEN_YEAR_SHARE = 0.1
 YEAR_LEADS = ("in ", "in ", "since ", "by ", "until ", "from ", "of ", "In ")
+# Of the small counts, those written in title case, as headings and names are: "Chapter Twelve", "Room Nine" (left
+# in words by the models, which met capitals only on a sentence's first word).
+TITLE_CASE_SHARE = 0.1
 TEXT_SHARE = 0.35  # of drills two or three sentences long
 SENTENCE_ENDS = (".", ".", ",", "?", "!", "", ":")
 # What people write around a number or a word: brackets, quotes, emphasis, exclamations, a table's cells, a comma
@@ -143,7 +146,10 @@ def small_count(rng: random.Random, lang: str) -> Pair:
     ones more often, before a real word."""
     n = rng.choices(SMALL_COUNTS, weights=_SMALL_COUNT_WEIGHTS)[0]
     word = frequent_word(rng, lang, joining=False)
-    return f"{cardinal_words(n, lang, rng)} {word}", f"{n} {word}"
+    spoken = cardinal_words(n, lang, rng)
+    if rng.random() < TITLE_CASE_SHARE:
+        spoken = spoken.title()
+    return f"{spoken} {word}", f"{n} {word}"
 
 
 def spoken_year(rng: random.Random) -> Pair:

@@ -154,13 +154,16 @@ def test_spoken_years_alone_convert_and_pass_the_guard() -> None:
 def test_small_counts_are_two_to_twelve_the_smaller_more_often() -> None:
     rng = random.Random(6)
     counts = []
+    titled = 0
     for _ in range(2000):
         lang = rng.choice(("es", "en"))
         source, target = small_count(rng, lang)
         number, word = target.split(" ")
         assert source.endswith(" " + word) and word.lower() not in JOINING_WORDS
         counts.append(int(number))
+        titled += source[0].isupper()
     assert set(counts) == set(SMALL_COUNTS)
+    assert 0.06 < titled / 2000 < 0.14  # "Chapter Twelve", "Room Nine"
     assert counts.count(2) > 2 * counts.count(12)
     assert small_count(random.Random(0), "es")[0].split(" ")[0] in EXPRESSION_WORDS
 
