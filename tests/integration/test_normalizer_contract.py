@@ -29,14 +29,11 @@ BUNDLED = Path(__file__).parents[2] / "models" / "normalize" / "1"
 # the first model of 2026-12-04 wrote "ciento un dálmatas" as "10 un dálmatas" (a round number plus one
 # before a noun was about one count in a thousand in training; ROUND_THEN_ONE_SHARE_IN_TRAINING since). The
 # model after it, whose continuation drew them, keeps all of them. A number inside brackets, quotes, emphasis or a
-# table's cell is left in words: the drills wrote expressions between spaces only until 3a3f049, whose
-# `make train` model converts four of the five below, the table's first cell only (README, "The bundled model").
+# table's cell was left in words: the drills wrote expressions between spaces only until 3a3f049. The fine-tune of
+# 2026-12-05 (`make fine-tune`) converts "(tres) manzanas", '"Twenty-five," she said' and "*seven*"; not these two.
 KNOWN_MISSES: set[str] = {
-    "(tres) manzanas y (cuatro) peras",
     "| Sillas | doce |\n| Mesas | tres |",
-    '"Twenty-five," she said, "is too many."',
     "Compré «doce» huevos y dos litros de leche.",
-    "The answer is *seven*, not eight.",
 }
 
 
@@ -202,16 +199,22 @@ def test_the_bundled_model_keeps_its_contract(bundled: Served, source: str, expe
 # lines (times, prices, chapters, tables, code, chat) sent to the served model to attack the edit guard's value
 # rule, which found "twenty twenty-three" -> "23" and "(one million two hundred fifty thousand dollars)" ->
 # "(one 250000 dollars)" there; titles and idioms whose contract reading is unclear ("Cien años de soledad") left out.
+# real_text_probe_amounts.jsonl (2026-12-05): round amounts in digits, "$2,500,000", "1.250.000 €" (the model before
+# the fine-tune lost count in their runs of zeros, "$2,500,00", in 25 of 38), some beside numbers in words.
+# apocopated_probe.jsonl: "ciento un", "mil una", "veintiún" and the rest before eight nouns each ("mil un años"
+# came out "1000 un años" before the drills drew a round number plus one).
 REAL_TEXT_PROBES = {
-    "real_text_probe.jsonl": (240, 0.96),
-    "real_text_probe_unseen.jsonl": (200, 0.95),
-    "real_text_probe_everyday.jsonl": (77, 0.9),
+    "real_text_probe.jsonl": (240, 0.97),
+    "real_text_probe_unseen.jsonl": (200, 0.955),
+    "real_text_probe_everyday.jsonl": (77, 0.95),
+    "real_text_probe_amounts.jsonl": (38, 0.94),
+    "apocopated_probe.jsonl": (240, 0.96),
 }
 # Inputs to copy that the bundled model still changes with the guard on, each one checked to be still wrong (an
-# entry that starts passing fails the run until it is removed): English "once" is Spanish eleven, and the guard
-# allows a number word to become digits whatever the language around it. The frequent-word drills now keep
-# "once" in English sentences; `make train`'s model of 2026-12-04 evening copies it.
-KNOWN_COPY_MISSES = frozenset({"I've only been there once, years ago."})
+# entry that starts passing fails the run until it is removed). English "once" is Spanish eleven, and the guard
+# allows a number word to become digits whatever the language around it: "I've only been there once" came out
+# "... there 11" until the fine-tune of 2026-12-05, which copies it.
+KNOWN_COPY_MISSES: frozenset[str] = frozenset()
 
 
 @pytest.mark.parametrize("probe", sorted(REAL_TEXT_PROBES))
