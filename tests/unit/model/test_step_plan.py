@@ -27,6 +27,19 @@ def test_a_budget_plans_the_steps_that_fit_at_the_pace_so_far() -> None:
     assert plan.propose(50, 100.0, reserve=100.0) == 250  # the final validation's 100 s kept aside
 
 
+def test_one_slow_first_step_does_not_fix_the_plan() -> None:
+    """The first steps are not the run's pace (workers start, another process may still be running)."""
+    plan = StepPlan(max_steps=1800, cooldown=1200, budget_seconds=1200)
+    plan.agree(plan.propose(1, elapsed=1.24), 2)  # 1.24 s a step would fit 967: all of it a cool-down
+    assert plan.total == 1800 and not plan.cooling
+    for step in range(3, 22):
+        plan.agree(plan.propose(step - 1, elapsed=1.24 + (step - 2) * 0.6), step)
+    assert plan.total == 1800 and not plan.cooling  # 0.63 s a step over 20 steps: 1,800 fit
+    slow = StepPlan(max_steps=1800, cooldown=1200, budget_seconds=1200)
+    slow.agree(slow.propose(5, elapsed=130.0), 6)  # a tenth of the budget gone in 5 steps: 26 s a step is the pace
+    assert slow.total == 46  # 41 more fit in the 1,070 s left
+
+
 def test_once_cooling_the_plan_may_shrink_but_never_grow() -> None:
     plan = StepPlan(max_steps=10_000, cooldown=100, budget_seconds=600)
     plan.agree(plan.propose(250, 500.0), 251)  # 2 s a step: 300 in all, cooling from step 201
