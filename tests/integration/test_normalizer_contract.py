@@ -81,6 +81,8 @@ CONTRACT = [
     ("one thousand two hundred thirty-four", "1234"),
     ("May third", "May 3"),
     ("the third of May", "the 3 of May"),
+    ("Prices rose again in twenty twenty-three.", "Prices rose again in 2023."),
+    ("We have lived here since nineteen ninety-eight.", "We have lived here since 1998."),
     ("una", "una"),
     ("uno", "uno"),
     ("one", "one"),
