@@ -19,7 +19,7 @@ from pathlib import Path
 
 from model.carrier_text import carriers
 from model.copytext import amount_in_digits
-from model.expressions import babel_locale, cardinal_words, date_source, sample_date, spoken_year_en
+from model.expressions import cardinal_words, spoken_year_en
 from model.sentences_rewritten import added_expression
 from model.words import GUARD_CONNECTORS, OTHER_LANGUAGES_NUMBER_WORDS, edit_guard_spec
 
@@ -47,9 +47,6 @@ YEAR_LEADS = ("in ", "in ", "since ", "by ", "until ", "from ", "of ", "In ")
 # Of the small counts, those written in title case, as headings and names are: "Chapter Twelve", "Room Nine" (left
 # in words by the models, which met capitals only on a sentence's first word).
 TITLE_CASE_SHARE = 0.1
-# Of the expressions, a spoken date after its weekday, which the date takes with it as a written full date does:
-# "El domingo, veintiocho de mayo de dos mil veintitrés" -> "El 2023-05-28" (the models kept "domingo,").
-WEEKDAY_DATE_SHARE = 0.06
 TEXT_SHARE = 0.35  # of drills two or three sentences long
 SENTENCE_ENDS = (".", ".", ",", "?", "!", "", ":")
 # What people write around a number or a word: brackets, quotes, emphasis, exclamations, a table's cells, a comma
@@ -161,23 +158,13 @@ def spoken_year(rng: random.Random) -> Pair:
     return f"{lead}{spoken_year_en(year, rng)}", f"{lead}{year}"
 
 
-def weekday_date(rng: random.Random, lang: str) -> Pair:
-    """'el domingo, veintiocho de mayo de dos mil veintitrés' -> 'el 2023-05-28': the date's own weekday."""
-    d = sample_date(rng, "train")
-    weekday = str(babel_locale("es_ES" if lang == "es" else "en_US").days["format"]["wide"][d.weekday()])
-    lead = rng.choice(("el ", "", "desde el ", "hasta el ") if lang == "es" else ("on ", "", "by ", "until "))
-    return f"{lead}{weekday}, {date_source(d, lang, rng, spoken=True)}", f"{lead}{d.isoformat()}"
-
-
 def drill_expression(rng: random.Random, lang: str) -> Pair:
     """The expression a drill converts: a small count (SMALL_COUNT_SHARE), an English year spoken alone
-    (SPOKEN_YEAR_SHARE), a spoken date after its weekday (WEEKDAY_DATE_SHARE) or any of the generator's."""
+    (SPOKEN_YEAR_SHARE) or any of the generator's."""
     if rng.random() < SMALL_COUNT_SHARE:
         return small_count(rng, lang)
     if lang == "en" and rng.random() < SPOKEN_YEAR_SHARE:
         return spoken_year(rng)
-    if rng.random() < WEEKDAY_DATE_SHARE:
-        return weekday_date(rng, lang)
     return added_expression(rng, "train", lang)
 
 

@@ -4,12 +4,10 @@ nothing beside it could join it."""
 
 from __future__ import annotations
 
-import datetime as dt
 import random
 import re
 
 import pytest
-from babel.dates import format_date
 from num2words import num2words
 
 from model import frequent_text
@@ -25,7 +23,6 @@ from model.frequent_text import (
     held_out_only_words,
     small_count,
     spoken_year,
-    weekday_date,
 )
 from model.words import GUARD_CONNECTORS, OTHER_LANGUAGES_NUMBER_WORDS, edit_guard_spec, month_names
 from service.engine.edit_guard import EditGuard
@@ -152,17 +149,6 @@ def test_spoken_years_alone_convert_and_pass_the_guard() -> None:
         assert guard.apply(source, target).text == target, (source, target)
         forms.add(" oh" in source or "twenty twenty" in source or "thousand" in source)
     assert forms == {True, False}
-
-
-def test_weekday_dates_take_their_own_weekday_and_pass_the_guard() -> None:
-    guard = EditGuard.from_manifest(edit_guard_spec(), where="manifest.json")
-    rng = random.Random(11)
-    for _ in range(300):
-        lang = rng.choice(("es", "en"))
-        source, target = weekday_date(rng, lang)
-        day = dt.date.fromisoformat(target.rsplit(" ", 1)[-1])
-        weekday = format_date(day, "EEEE", locale="es_ES" if lang == "es" else "en_US")
-        assert f"{weekday}, " in source and guard.apply(source, target).text == target, (source, target)
 
 
 def test_small_counts_are_two_to_twelve_the_smaller_more_often() -> None:
