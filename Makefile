@@ -102,12 +102,14 @@ BASE_RUN_FLAGS ?= --out $(BASE_CHECKPOINT) --steps 20000 --time-budget $(BASE_MI
 	--leap-day-drill-share 0.0625 --leap-day-minimal-pairs --frequent-word-drill-share 0.0625
 CONTINUATION_SENTENCES := sentence_multiple_en=8,sentence_multiple_es=4,sentence_number_es=4,sentence_number_en=4,paragraph_mixed=8
 CONTINUATION_WEIGHTS := $(SINGLE_WEIGHTS),$(CONTINUATION_SENTENCES),paragraph_plain=2,ordinal_en=2.5,context_en=3.5,plain_en=1.2
-CONTINUATION_FLAGS ?= --init-from $(BASE_CHECKPOINT) --out $(CHECKPOINT) --steps 3000 \
-	--time-budget $(CONTINUATION_MINUTES) --learning-rate 0.0003 --seed 11 --batch-size 64 --micro-batch-size 8 \
-	--workers 2 --precision auto --warmup-steps 100 --cooldown-steps 1500 --valid-every 1500 --checkpoint-every 500 \
-	--max-length 128 --copy-drill-share 0.0625 --category-weights $(CONTINUATION_WEIGHTS) \
+# What the continuation and the fine-tune share: batches, workers, the drills.
+LATE_RUN_FLAGS := --batch-size 64 --micro-batch-size 8 --workers 2 --precision auto --warmup-steps 100 \
+	--valid-every 1500 --checkpoint-every 500 --max-length 128 --copy-drill-share 0.0625 \
 	--leap-day-drill-share 0.0625 --leap-day-minimal-pairs --frequent-word-drill-share 0.125 \
 	--frequent-word-punctuated-share 0.25 --character-drill-share 0.0625
+CONTINUATION_FLAGS ?= --init-from $(BASE_CHECKPOINT) --out $(CHECKPOINT) --steps 3000 \
+	--time-budget $(CONTINUATION_MINUTES) --learning-rate 0.0003 --seed 11 --cooldown-steps 1500 \
+	--category-weights $(CONTINUATION_WEIGHTS) $(LATE_RUN_FLAGS)
 
 # `make fine-tune`, the bundled model's last step (2026-12-05): `make train`'s checkpoint (TUNE_FROM; for the
 # bundled model, `make train BASE_MINUTES=85` at bae9323) trained 1,800 steps more (at most TUNE_MINUTES) at
@@ -121,11 +123,8 @@ TUNE_CHECKPOINT ?= runs/normalize-tuned
 TUNE_MINUTES ?= 20
 TUNE_WEIGHTS := $(CONTINUATION_WEIGHTS),paragraph_mixed=10
 TUNE_FLAGS ?= --init-from $(TUNE_FROM) --out $(TUNE_CHECKPOINT) --steps 1800 \
-	--time-budget $(TUNE_MINUTES) --learning-rate 0.00015 --seed 47 --batch-size 64 --micro-batch-size 8 \
-	--workers 2 --precision auto --warmup-steps 100 --cooldown-steps 1200 --valid-every 1500 --checkpoint-every 500 \
-	--max-length 128 --copy-drill-share 0.0625 --category-weights $(TUNE_WEIGHTS) \
-	--leap-day-drill-share 0.0625 --leap-day-minimal-pairs --frequent-word-drill-share 0.125 \
-	--frequent-word-punctuated-share 0.25 --frequent-word-opening-share 0.25 --character-drill-share 0.0625
+	--time-budget $(TUNE_MINUTES) --learning-rate 0.00015 --seed 47 --cooldown-steps 1200 \
+	--category-weights $(TUNE_WEIGHTS) --frequent-word-opening-share 0.25 $(LATE_RUN_FLAGS)
 
 # The bundled model ships fp32 and int8 only, to stay under 25 MB; on a GPU machine
 # `make export EXPORT_FLAGS=` adds the fp16 variant (bench/gpu.py also adds it when missing).

@@ -198,22 +198,24 @@ def _insert_expression(
         opening, closing = rng.choice(PUNCTUATION_AROUND[lang])  # the same marks around both sides
         expression_source = f"{opening}{expression_source}{closing}"
         expression_target = f"{opening}{expression_target}{closing}"
-    source.insert(at, expression_source)
-    target.insert(at, expression_target)
-    taken[:] = [t + 1 if t >= at else t for t in taken] + [at]
+    _place(source, target, taken, at, (expression_source, expression_target), converted=True)
+
+
+def _place(source: list[str], target: list[str], taken: list[int], at: int, pair: Pair, *, converted: bool) -> None:
+    """`pair` inserted at `at` on both sides; the indices of the expressions in `taken` follow it, and with
+    `converted` it is one of them."""
+    source.insert(at, pair[0])
+    target.insert(at, pair[1])
+    taken[:] = [t + 1 if t >= at else t for t in taken] + ([at] if converted else [])
 
 
 def _insert_amount(rng: random.Random, lang: str, source: list[str], target: list[str], taken: list[int]) -> None:
     """A round amount in digits, copied, never beside an expression; some followed by their words in brackets."""
     digits, value = amount_in_digits(rng)
     at = rng.choice(_places_apart(source, taken))
-    if rng.random() < AMOUNT_IN_WORDS_SHARE:
-        source.insert(at, f"{digits} ({cardinal_words(value, lang, rng)})")
-        target.insert(at, f"{digits} ({value})")
-        taken[:] = [t + 1 if t >= at else t for t in taken] + [at]
-    else:
-        source.insert(at, digits)
-        target.insert(at, digits)
+    in_words = rng.random() < AMOUNT_IN_WORDS_SHARE
+    pair = (f"{digits} ({cardinal_words(value, lang, rng)})", f"{digits} ({value})") if in_words else (digits, digits)
+    _place(source, target, taken, at, pair, converted=in_words)
 
 
 def frequent_word_sentence(

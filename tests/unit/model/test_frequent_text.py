@@ -138,6 +138,18 @@ def test_amounts_in_digits_are_copied_and_their_words_in_brackets_converted(
     assert 0.2 < in_words / 1500 < 0.4
 
 
+def test_lookalikes_stay_apart_from_expressions_placed_after_an_amount(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(frequent_text, "drill_expression", lambda rng, lang: ("EXPR", "CONVERTED"))
+    monkeypatch.setattr(frequent_text, "AMOUNT_SHARE", 1.0)
+    monkeypatch.setattr(frequent_text, "AMOUNT_IN_WORDS_SHARE", 0.0)
+    monkeypatch.setattr(frequent_text, "LOOKALIKE_SHARE", 1.0)
+    monkeypatch.setattr(frequent_text, "LOOKALIKES", {"es": ("LOOK",), "en": ("LOOK",)})
+    rng = random.Random(14)
+    for _ in range(2000):
+        source, _ = frequent_word_sentence(rng, rng.choice(("es", "en")))
+        assert "EXPR LOOK" not in source and "LOOK EXPR" not in source, source
+
+
 def test_spoken_years_alone_convert_and_pass_the_guard() -> None:
     guard = EditGuard.from_manifest(edit_guard_spec(), where="manifest.json")
     rng = random.Random(10)
