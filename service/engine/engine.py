@@ -174,9 +174,10 @@ class Engine:
             segmentation=model.segmentation,
             encode=lambda text: loaded.encode(text)[0],
             max_source_tokens=model.max_source_tokens,
+            max_pieces=max(1, self.batching.max_queue),
         )
         # No text longer than this fits the model (one call, or as many pieces as the queue can hold).
-        calls = max(1, self.batching.max_queue) if model.segmentation is not None else 1
+        calls = loaded.texts.max_pieces if model.segmentation is not None else 1
         loaded.max_input_chars = calls * model.max_source_tokens * tokenizer.longest_token_chars
         # Warm-up: one short generation through both graphs, so the first request pays no lazy init.
         warm = Request("warmup", tokenizer.encode("warm up")[0], GenerationParams(max_new_tokens=2))

@@ -30,6 +30,9 @@ class TextRules:
     segmentation: SegmentationSpec | None
     encode: Callable[[str], list[int]]  # the model's ids of a text, EOS included (memoized by the engine)
     max_source_tokens: int
+    # The most pieces one request may be split into: the scheduler's queue size. More could never be queued
+    # together, and the client would be told the queue is full however long it waited.
+    max_pieces: int
     _plans: TextMemo[Segmented | InputTooLong] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -133,6 +136,11 @@ class TextRules:
     ) -> JoinedHandle:
         """Submit the pieces of `text` together. Raises InputTooLong: one sentence alone is over the limit."""
         plan = self.plan(text)
+        if len(plan.pieces) > self.max_pieces:
+            raise InputTooLong(
+                f"the input splits into {len(plan.pieces)} pieces (each line, and each sentence of a long line); "
+                f"one request holds at most {self.max_pieces}: send it in parts"
+            )
         handles: list[RequestHandle] = []
         try:
             for piece in plan.pieces:  # in one event loop turn: the pieces share encoder passes and batches

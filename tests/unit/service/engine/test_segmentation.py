@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from service.engine.edit_guard import EditGuard
 from service.engine.errors import InputTooLong, ModelLoadError
 from service.engine.handle import RequestHandle
-from service.engine.pieces import JoinedHandle
+from service.engine.pieces import JoinedHandle, TextRules
 from service.engine.segmentation import Piece, SegmentationSpec, Segmented, split_text, units
 from service.engine.types import GenerationResult, TokenEvent
 
@@ -212,3 +212,32 @@ def test_a_failed_piece_fails_the_request_and_cancel_reaches_every_piece() -> No
         return cancelled
 
     assert asyncio.run(run()) == ["r0", "r1", "r2"]
+
+
+def test_more_pieces_than_a_request_may_hold_is_too_long_not_overloaded() -> None:
+    """The queue holds max_pieces requests: a document of more lines could never be queued, so it is a 413
+    that says what to do, not a 429 to retry forever."""
+    rules = TextRules(
+        guard=None,
+        segmentation=SegmentationSpec(segmenter="sentencex", language="es", split_lines=True),
+        encode=lambda text: [0] * words(text),
+        max_source_tokens=16,
+        max_pieces=3,
+    )
+    submitted: list[str] = []
+
+    async def submit_both() -> None:
+        loop = asyncio.get_running_loop()
+
+        def submit_one(text: str) -> RequestHandle:
+            submitted.append(text)
+            return RequestHandle(text, loop, lambda request_id, reason: None)
+
+        options: dict[str, Any] = {"attention": False, "forced": False, "stream": False, "on_reverted": print}
+        with pytest.raises(InputTooLong) as caught:
+            rules.submit("uno\ndos\ntres\ncuatro", submit_one, **options)
+        assert "4 pieces" in caught.value.message and "at most 3" in caught.value.message and not submitted
+        rules.submit("uno\ndos\ntres", submit_one, **options)
+
+    asyncio.run(submit_both())
+    assert submitted == ["uno", "dos", "tres"]
