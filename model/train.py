@@ -23,7 +23,13 @@ from model.checkpoint import TOKENIZER, CheckpointError, load_checkpoint, restor
 from model.config import ModelConfig
 from model.data import DataError, Example
 from model.decoding import greedy_decode
-from model.drills import CopyDrills, mix_in_character_drills, mix_in_frequent_word_drills, mix_in_leap_day_drills
+from model.drills import (
+    CopyDrills,
+    mix_in_character_drills,
+    mix_in_frequent_word_drills,
+    mix_in_leap_day_drills,
+    mix_in_opening_count_drills,
+)
 from model.parallel import ONE_PROCESS, WorkerGroup, run_workers
 from model.precision import PRECISIONS, resolve_precision, step_precision
 from model.step_plan import SCHEDULES, StepPlan
@@ -289,6 +295,9 @@ def train_in_group(
                 punctuated_share=config.frequent_word_punctuated_share,
                 opening_share=config.frequent_word_opening_share,
             )
+        if config.opening_count_drill_share > 0:
+            opening_rng = random.Random(f"opening-count-drills:{config.seed}:{step}")
+            examples = mix_in_opening_count_drills(examples, opening_rng, config.opening_count_drill_share)
         if config.character_drill_share > 0:
             character_rng = random.Random(f"character-drills:{config.seed}:{step}")
             examples = mix_in_character_drills(examples, character_rng, config.character_drill_share)

@@ -81,6 +81,13 @@ class TrainConfig:
             "(model/frequent_text.py)."
         },
     )
+    opening_count_drill_share: float = field(
+        default=0.0,
+        metadata={
+            "help": "Share of each batch replaced by texts whose second or third sentence opens with its count "
+            "(model/opening_counts.py)."
+        },
+    )
     character_drill_share: float = field(
         default=0.0,
         metadata={

@@ -60,6 +60,8 @@ class PairSource:
             raise DataError("--frequent-word-punctuated-share shapes the frequent-word drills: give their share too")
         if config.frequent_word_opening_share > 0 and config.frequent_word_drill_share <= 0:
             raise DataError("--frequent-word-opening-share shapes the frequent-word drills: give their share too")
+        if config.opening_count_drill_share > 0 and config.data is not None:
+            raise DataError("--opening-count-drill-share applies to the bundled generator, not to --data files")
         if config.character_drill_share > 0 and config.data is not None:
             raise DataError("--character-drill-share applies to the bundled generator, not to --data files")
         if config.leap_day_minimal_pairs and config.leap_day_drill_share <= 0:
