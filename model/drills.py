@@ -145,12 +145,14 @@ def mix_in_character_drills(examples: Sequence[Example], rng: random.Random, sha
     return [*examples[:start], *(Example(s, s, CHARACTER_CATEGORY) for s in drills), *examples[start + count :]]
 
 
-def mix_in_opening_count_drills(examples: Sequence[Example], rng: random.Random, share: float) -> list[Example]:
+def mix_in_opening_count_drills(
+    examples: Sequence[Example], rng: random.Random, share: float, *, line_share: float = 0.0
+) -> list[Example]:
     """`examples` with round(share * len) from three quarters on replaced by texts where a later sentence opens
-    with its count, half of them Spanish (the copy drills take the last ones, the frequent-word drills the middle:
-    all can apply)."""
+    with its count, or (`line_share` of them) short lines with a count, half of them Spanish (the copy drills take
+    the last ones, the frequent-word drills the middle: all can apply)."""
     count = round(share * len(examples))
     start = 3 * len(examples) // 4
-    drills = [opening_count_text(rng, rng.choice(("es", "en"))) for _ in range(count)]
+    drills = [opening_count_text(rng, rng.choice(("es", "en")), line_share=line_share) for _ in range(count)]
     replaced = [Example(s, t, OPENING_COUNT_CATEGORY) for s, t in drills]
     return [*examples[:start], *replaced, *examples[start + count :]]

@@ -8,6 +8,11 @@ años atrás eran menos." were copied (tests/integration/real_text_probe_fresh.j
 
 A drill text is one or two of training's own sentences, then a hand-written number carrier (training's) cut so that
 its count, or the one or two words before it, opens the sentence, capitalized; sometimes one more sentence after.
+
+Or (`line_share` of the drills) a short line of its own, which the service decodes as a piece of its own (it splits
+documents at line breaks): a heading ("## Capítulo tres", "Chapter Twelve: ..."), a table's row ("| Apples | five
+|") or a line of dialogue ("—Treinta y dos."). The model copied all three (tests/integration/
+real_text_probe_fresh.jsonl), and broke a table's separator row ("|---|---|" -> "|---|--|"), which some lines are.
 Training only: it draws from the training split's carriers and numbers and nothing in the held-out splits changes.
 """
 
@@ -17,8 +22,9 @@ import random
 import re
 
 from model.carrier_text import carriers
-from model.expressions import cardinal_words, sample_number, sentence_agreement
 from model.copytext import fits_one_piece
+from model.expressions import cardinal_words, sample_number, sentence_agreement
+from model.frequent_text import frequent_word
 from model.sentences_rewritten import expression_sentence, sentence_number
 
 Pair = tuple[str, str]
@@ -32,6 +38,33 @@ LEADING_KINDS = (("plain", 0.5), ("number", 0.3), ("expression", 0.2))
 SEPARATORS = ((" ", 0.75), ("\n", 0.2), ("\n\n", 0.05))
 FOLLOWING_SENTENCE_SHARE = 0.4
 SENTENCE_END = re.compile(r"[.!?…][»\"”')]*$")
+# Short lines: what a heading names, how it is marked, how a line of dialogue opens and closes.
+HEADING_WORDS = {
+    "es": (
+        "Capítulo",
+        "Parte",
+        "Tema",
+        "Lección",
+        "Sección",
+        "Episodio",
+        "Temporada",
+        "Nivel",
+        "Paso",
+        "Semana",
+        "Ronda",
+    ),
+    # Not "Chapter" or "Part": words of held-out carriers only (model.frequent_text.held_out_only_words).
+    "en": ("Unit", "Lesson", "Section", "Episode", "Season", "Level", "Step", "Week", "Round", "Act", "Book", "Volume"),
+}
+HEADING_MARKS = (("", ""), ("", ""), ("# ", ""), ("## ", ""), ("### ", ""), ("**", "**"))
+DIALOGUE_MARKS = {
+    "es": (("—", ""), ("– ", ""), ("- ", ""), ("«", "»"), ("", "")),
+    "en": (('"', '"'), ("“", "”"), ("- ", ""), ("", "")),
+}
+TABLE_SEPARATORS = ("---", "---", " --- ", ":---", "---:", ":---:")
+LINE_KINDS = (("heading", 0.35), ("table_row", 0.35), ("dialogue", 0.3))
+# Of the table lines, the separator row, copied.
+SEPARATOR_ROW_SHARE = 0.15
 OPENING_MARKS = ("«", "“", '"', "(", "[", "¿", "¡", "—")
 
 
@@ -76,15 +109,71 @@ def _surrounding_sentence(rng: random.Random, lang: str) -> Pair:
     if kind == "plain":
         sentence = rng.choice(carriers(f"plain_{lang}", "train"))
         return sentence, sentence
-    source, target = sentence_number(rng, "train", lang) if kind == "number" else expression_sentence(rng, "train", lang)
+    make = sentence_number if kind == "number" else expression_sentence
+    source, target = make(rng, "train", lang)
     if not SENTENCE_END.search(source):
         source, target = source + ".", target + "."
     return source, target
 
 
-def opening_count_text(rng: random.Random, lang: str) -> Pair:
+def _line_count(rng: random.Random, lang: str, *, title: bool) -> Pair:
+    """A count a short line holds, mostly a small one, capitalized (or with `title`, sometimes in English title
+    case, "Chapter Twenty-One"; Spanish headings capitalize the first word only, "Capítulo Veintiuno")."""
+    n = rng.choice((rng.randint(2, 12), rng.randint(2, 40), rng.randint(2, 99)))
+    words = cardinal_words(n, lang, rng)
+    if title and lang == "en" and rng.random() < 0.5:
+        return words.title(), str(n)
+    return capitalized(words), str(n)
+
+
+def _words(rng: random.Random, lang: str, most: int) -> str:
+    return " ".join(frequent_word(rng, lang) for _ in range(rng.randint(1, most)))
+
+
+def count_line(rng: random.Random, lang: str) -> Pair:
+    """A line of its own with a count: a heading, a table's row (or its separator row, copied) or a line of
+    dialogue."""
+    kind = _weighted(rng, LINE_KINDS)
+    if kind == "heading":
+        opening, closing = rng.choice(HEADING_MARKS)
+        count, digits = _line_count(rng, lang, title=True)
+        head = f"{opening}{rng.choice(HEADING_WORDS[lang])} "
+        tail = rng.choice(("", "", f": {capitalized(_words(rng, lang, 4))}", "."))
+        return f"{head}{count}{closing}{tail}", f"{head}{digits}{closing}{tail}"
+    if kind == "table_row":
+        cells = rng.randint(2, 3)
+        edge = rng.choice(("| ", "|"))
+        space = edge[1:]
+        if rng.random() < SEPARATOR_ROW_SHARE:
+            row = "|" + "|".join(rng.choice(TABLE_SEPARATORS) for _ in range(cells)) + "|"
+            return row, row
+        at = rng.randrange(cells)
+        count, digits = _line_count(rng, lang, title=False)
+        if rng.random() < 0.5:
+            count, digits = count.lower(), digits
+        words = [capitalized(_words(rng, lang, 2)) for _ in range(cells)]
+        source_cells, target_cells = list(words), list(words)
+        source_cells[at], target_cells[at] = count, digits
+        joiner = f"{space}|{space}"
+        return (
+            f"{edge}{joiner.join(source_cells)}{space}|",
+            f"{edge}{joiner.join(target_cells)}{space}|",
+        )
+    opening, closing = rng.choice(DIALOGUE_MARKS[lang])
+    count, digits = _line_count(rng, lang, title=False)
+    rest = rng.choice(("", "", f" {_words(rng, lang, 4)}"))
+    end = rng.choice((".", ".", "?", "!", "…", ""))
+    if lang == "es" and end in "?!" and end:
+        count = {"?": "¿", "!": "¡"}[end] + count
+        digits = {"?": "¿", "!": "¡"}[end] + digits
+    return f"{opening}{count}{rest}{end}{closing}", f"{opening}{digits}{rest}{end}{closing}"
+
+
+def opening_count_text(rng: random.Random, lang: str, *, line_share: float = 0.0) -> Pair:
     """One or two sentences, then one that opens with its count, then maybe one more; short enough for one
-    piece of the service's segmentation."""
+    piece of the service's segmentation. Or, `line_share` of the time, a short line of its own (count_line)."""
+    if line_share and rng.random() < line_share:
+        return count_line(rng, lang)
     while True:
         sentences = [_surrounding_sentence(rng, lang) for _ in range(rng.choice((1, 1, 2)))]
         sentences.append(opening_count_sentence(rng, lang))

@@ -297,7 +297,9 @@ def train_in_group(
             )
         if config.opening_count_drill_share > 0:
             opening_rng = random.Random(f"opening-count-drills:{config.seed}:{step}")
-            examples = mix_in_opening_count_drills(examples, opening_rng, config.opening_count_drill_share)
+            examples = mix_in_opening_count_drills(
+                examples, opening_rng, config.opening_count_drill_share, line_share=config.opening_count_line_share
+            )
         if config.character_drill_share > 0:
             character_rng = random.Random(f"character-drills:{config.seed}:{step}")
             examples = mix_in_character_drills(examples, character_rng, config.character_drill_share)

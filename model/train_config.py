@@ -88,6 +88,13 @@ class TrainConfig:
             "(model/opening_counts.py)."
         },
     )
+    opening_count_line_share: float = field(
+        default=0.0,
+        metadata={
+            "help": "Share of the opening-count drills that are short lines of their own: a heading, a table's row, "
+            "a line of dialogue (model/opening_counts.py)."
+        },
+    )
     character_drill_share: float = field(
         default=0.0,
         metadata={

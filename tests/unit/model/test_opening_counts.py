@@ -10,7 +10,8 @@ import re
 from model.carrier_text import carriers
 from model.data import generate_examples
 from model.drills import OPENING_COUNT_CATEGORY, mix_in_opening_count_drills
-from model.opening_counts import capitalized, opening_count_sentence, opening_count_text
+from model.frequent_text import held_out_only_words
+from model.opening_counts import HEADING_WORDS, capitalized, count_line, opening_count_sentence, opening_count_text
 from model.words import edit_guard_spec
 from service.engine.edit_guard import EditGuard
 
@@ -85,3 +86,36 @@ def test_mix_in_replaces_the_last_quarter_and_is_seeded() -> None:
     assert len(mixed) == 64 and mixed[:48] == batch[:48] and mixed[52:] == batch[52:]
     assert [e.category for e in mixed[48:52]] == [OPENING_COUNT_CATEGORY] * 4
     assert mixed == mix_in_opening_count_drills(batch, random.Random(5), 0.0625)
+
+
+def test_count_lines_are_headings_table_rows_and_dialogue_and_pass_the_guard() -> None:
+    guard = EditGuard.from_manifest(edit_guard_spec(), where="manifest.json")
+    rng = random.Random(6)
+    kinds = {"heading": 0, "table_row": 0, "separator_row": 0, "dialogue": 0}
+    for _ in range(1500):
+        lang = rng.choice(("es", "en"))
+        source, target = count_line(rng, lang)
+        assert "\n" not in source and guard.apply(source, target).text == target, (source, target)
+        if re.fullmatch(r"\|[-: |]+\|", source):
+            kinds["separator_row"] += 1
+            assert source == target
+            continue
+        assert len(re.findall(r"\d+", target)) == 1 and source != target, (source, target)
+        if source.startswith("|"):
+            kinds["table_row"] += 1
+            assert source.count("|") == target.count("|") >= 3
+        elif re.sub(r"^[#* ]+", "", source).split(" ")[0] in HEADING_WORDS[lang]:
+            kinds["heading"] += 1
+        else:
+            kinds["dialogue"] += 1
+    assert kinds.pop("separator_row") > 30 and min(kinds.values()) > 300, kinds
+
+
+def test_count_lines_hold_no_held_out_word_and_only_with_a_line_share() -> None:
+    for lang in ("es", "en"):
+        assert not {w.lower() for w in HEADING_WORDS[lang]} & held_out_only_words(lang)
+    rng = random.Random(7)
+    texts = [opening_count_text(rng, "en") for _ in range(200)]
+    assert all(re.search(r"[.!?…][»\"”')]*\s+\S", source) for source, _ in texts)
+    lines = [opening_count_text(rng, "es", line_share=1.0) for _ in range(200)]
+    assert all("\n" not in source for source, _ in lines)
