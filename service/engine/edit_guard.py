@@ -44,8 +44,9 @@ class EditGuard:
     its output side is non-empty and holds only tokens made of producible characters, whitespace,
     and tokens of its source side (same case), each at most as often as it appears there; (c) it
     writes no ISO date that the calendar does not have ("2001-02-29"); (d) it writes no digits right beside
-    (whitespace between) one of the optional `number_words` left in the output: "ciento noventa y nueve" ->
-    "ciento 99" or "tres mil" -> "3 mil" converted part of a number and left the rest in words; (e) when its
+    (whitespace between, or one of the `joining_words`) one of the optional `number_words` left in the output:
+    "ciento noventa y nueve" -> "ciento 99", "tres mil" -> "3 mil" or "treinta y dos" -> "treinta y 2" converted
+    part of a number and left the rest in words; (e) when its
     source side holds one of the optional `ordinal_words`, a month name (`name_words`) is in it or the nearest
     word beside it, past connectors: an ordinal is an expression only in a date, so "the first of September" ->
     "the 1 of September" passes and "Our first child" -> "Our 1 child" is reverted; (f) its source side does not
@@ -272,20 +273,28 @@ class EditGuard:
 
     def _digits_beside_number_word(self, alignment: Alignment, j1: int, j2: int) -> bool:
         """Whether output tokens j1:j2 begin or end with digits that the nearest token of the output on that side,
-        past whitespace only, a number word (`number_words`), continues: "ciento" + "99", "3" + "mil". A number
-        word in a hyphenated ordinal is none: "December 29 thirty-first of June" keeps its "29"."""
+        past whitespace and at most one joining word (`joining_words`), a number word (`number_words`), continues:
+        "ciento" + "99", "3" + "mil", "Treinta y" + "2". A number word in a hyphenated ordinal is none: "December 29
+        thirty-first of June" keeps its "29"."""
         if not self.number_words:
             return False
         tokens, offset = alignment.output_context, alignment.output_offset
         written = "".join(alignment.output[j1:j2]).strip()
         sides = ((written[:1], offset + j1 - 1, -1), (written[-1:], offset + j2, 1))
         for edge, i, step in sides:
-            while 0 <= i < len(tokens) and tokens[i].isspace():
-                i += step
+            i = self._past_whitespace(tokens, i, step)
+            if 0 <= i < len(tokens) and tokens[i].lower() in self.joining_words:
+                i = self._past_whitespace(tokens, i + step, step)
             if edge.isdigit() and 0 <= i < len(tokens) and tokens[i].lower() in self.number_words:
                 if not any(word.lower() in self.ordinal_words for word in hyphenated(tokens, i)):
                     return True
         return False
+
+    @staticmethod
+    def _past_whitespace(tokens: list[str], i: int, step: int) -> int:
+        while 0 <= i < len(tokens) and tokens[i].isspace():
+            i += step
+        return i
 
     def _split_at_unknown_words(
         self, region: list[tuple[str, int, int, int, int]], src: list[str]

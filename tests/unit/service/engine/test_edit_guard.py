@@ -68,6 +68,9 @@ def guard() -> EditGuard:
         ("tres mil casas", "3 mil casas", [("tres", "3")]),
         ("three hundred thousand", "300 thousand", [("three hundred", "300")]),
         ("two hundred", "two 100", [("hundred", "100")]),
+        # ... or past a joining word: "treinta y 2" is no number (a line of dialogue, 2026-12-05).
+        ("—Treinta y dos.", "—Treinta y 2.", [("dos", "2")]),
+        ("sixty and five", "sixty and 5", [("five", "5")]),
         # An ordinal outside a date: no month in the span or beside it.
         ("Our first child arrived", "Our 1 child arrived", [("first", "1")]),
         ("ha empezado primero de primaria", "ha empezado 1 de primaria", [("primero", "1")]),
