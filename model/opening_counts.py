@@ -13,19 +13,25 @@ Or (`line_share` of the drills) a short line of its own, which the service decod
 documents at line breaks): a heading ("## Capítulo tres", "Chapter Twelve: ..."), a table's row ("| Apples | five
 |") or a line of dialogue ("—Treinta y dos."). The model copied all three (tests/integration/
 real_text_probe_fresh.jsonl), and broke a table's separator row ("|---|---|" -> "|---|--|"), which some lines are.
+A share of both (CONTRAST_SHARE) holds, where the count would be, a word that opens like a number word and is none
+("Those", "Several", "Cuando", "Thirsty", "Cincuentaer"), copied: without them the drills taught the model that a
+capitalized word opening a sentence or line like a number word is one, and it wrote the test split's unseen
+"Thursday" as "10" (a fine-tune of 2026-12-05, whose `paragraph_plain` fell from 98.3% to 96.0%).
 Training only: it draws from the training split's carriers and numbers and nothing in the held-out splits changes.
 """
 
 from __future__ import annotations
 
+import functools
 import random
 import re
 
 from model.carrier_text import carriers
 from model.copytext import fits_one_piece
 from model.expressions import cardinal_words, sample_number, sentence_agreement
-from model.frequent_text import frequent_word
+from model.frequent_text import frequent_word, frequent_words
 from model.sentences_rewritten import expression_sentence, sentence_number
+from model.words import near_miss_word, number_word_stems
 
 Pair = tuple[str, str]
 # How many of the carrier's words before its count stay ("tiene {n}" -> "Tiene dos"), and their odds.
@@ -65,6 +71,8 @@ TABLE_SEPARATORS = ("---", "---", " --- ", ":---", "---:", ":---:")
 LINE_KINDS = (("heading", 0.35), ("table_row", 0.35), ("dialogue", 0.3))
 # Of the table lines, the separator row, copied.
 SEPARATOR_ROW_SHARE = 0.15
+# Of the opening sentences and lines, those with a lookalike of a number word where the count would be, copied.
+CONTRAST_SHARE = 0.3
 OPENING_MARKS = ("«", "“", '"', "(", "[", "¿", "¡", "—")
 
 
@@ -95,10 +103,14 @@ def opening_count_sentence(rng: random.Random, lang: str) -> Pair:
         cut, kept_words = lead[: len(lead) - kept], lead[len(lead) - kept :]
         if not any(mark in word for word in cut for mark in OPENING_MARKS):  # a quote cut open is no sentence
             break
-    n = sample_number(rng, "train", in_sentence=True, max_digits=rng.choice(COUNT_DIGITS))
-    words = cardinal_words(n, lang, rng, form=sentence_agreement(rng) if lang == "es" else "alone")
+    if rng.random() < CONTRAST_SHARE:
+        words = digits = lookalike(rng, lang) if not kept_words else lookalike(rng, lang).lower()
+    else:
+        n = sample_number(rng, "train", in_sentence=True, max_digits=rng.choice(COUNT_DIGITS))
+        words = cardinal_words(n, lang, rng, form=sentence_agreement(rng) if lang == "es" else "alone")
+        digits = str(n)
     source = " ".join([*kept_words, words]) + after
-    target = " ".join([*kept_words, str(n)]) + after
+    target = " ".join([*kept_words, digits]) + after
     return capitalized(source), capitalized(target)
 
 
@@ -116,9 +128,27 @@ def _surrounding_sentence(rng: random.Random, lang: str) -> Pair:
     return source, target
 
 
+@functools.cache
+def lookalike_words(lang: str) -> tuple[str, ...]:
+    """Frequent real words that open with the first three letters of a number word and are none ("those",
+    "several", "cuando", "cierto")."""
+    stems = number_word_stems(lang)
+    openings = {stem[:3] for stem in stems}
+    return tuple(w for w in frequent_words(lang) if w[:3].lower() in openings and w.lower() not in stems)
+
+
+def lookalike(rng: random.Random, lang: str) -> str:
+    """A real lookalike of a number word, or (a third of the time) a made-up one, capitalized."""
+    word = near_miss_word(rng, lang) if rng.random() < 1 / 3 else rng.choice(lookalike_words(lang))
+    return capitalized(word)
+
+
 def _line_count(rng: random.Random, lang: str, *, title: bool) -> Pair:
     """A count a short line holds, mostly a small one, capitalized (or with `title`, sometimes in English title
     case, "Chapter Twenty-One"; Spanish headings capitalize the first word only, "Capítulo Veintiuno")."""
+    if rng.random() < CONTRAST_SHARE:
+        word = lookalike(rng, lang)
+        return word, word
     n = rng.choice((rng.randint(2, 12), rng.randint(2, 40), rng.randint(2, 99)))
     words = cardinal_words(n, lang, rng)
     if title and lang == "en" and rng.random() < 0.5:
@@ -150,7 +180,7 @@ def count_line(rng: random.Random, lang: str) -> Pair:
         at = rng.randrange(cells)
         count, digits = _line_count(rng, lang, title=False)
         if rng.random() < 0.5:
-            count, digits = count.lower(), digits
+            count, digits = count.lower(), digits.lower()
         words = [capitalized(_words(rng, lang, 2)) for _ in range(cells)]
         source_cells, target_cells = list(words), list(words)
         source_cells[at], target_cells[at] = count, digits
