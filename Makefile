@@ -124,8 +124,7 @@ TUNE_MINUTES ?= 20
 TUNE_WEIGHTS := $(CONTINUATION_WEIGHTS),paragraph_mixed=10
 TUNE_FLAGS ?= --init-from $(TUNE_FROM) --out $(TUNE_CHECKPOINT) --steps 1800 \
 	--time-budget $(TUNE_MINUTES) --learning-rate 0.00015 --seed 47 --cooldown-steps 1200 \
-	--category-weights $(TUNE_WEIGHTS) --frequent-word-opening-share 0.25 --opening-count-drill-share 0.0625 \
-	$(LATE_RUN_FLAGS)
+	--category-weights $(TUNE_WEIGHTS) --frequent-word-opening-share 0.25 $(LATE_RUN_FLAGS)
 
 # The bundled model ships fp32 and int8 only, to stay under 25 MB; on a GPU machine
 # `make export EXPORT_FLAGS=` adds the fp16 variant (bench/gpu.py also adds it when missing).
