@@ -73,6 +73,7 @@ LINE_KINDS = (("heading", 0.35), ("table_row", 0.35), ("dialogue", 0.3))
 SEPARATOR_ROW_SHARE = 0.15
 # Of the opening sentences and lines, those with a lookalike of a number word where the count would be, copied.
 CONTRAST_SHARE = 0.3
+SPANISH_OPENING_MARKS = {"?": "¿", "!": "¡"}
 OPENING_MARKS = ("«", "“", '"', "(", "[", "¿", "¡", "—")
 
 
@@ -193,9 +194,8 @@ def count_line(rng: random.Random, lang: str) -> Pair:
     count, digits = _line_count(rng, lang, title=False)
     rest = rng.choice(("", "", f" {_words(rng, lang, 4)}"))
     end = rng.choice((".", ".", "?", "!", "…", ""))
-    if lang == "es" and end in "?!" and end:
-        count = {"?": "¿", "!": "¡"}[end] + count
-        digits = {"?": "¿", "!": "¡"}[end] + digits
+    if lang == "es" and end in SPANISH_OPENING_MARKS:
+        count, digits = SPANISH_OPENING_MARKS[end] + count, SPANISH_OPENING_MARKS[end] + digits
     return f"{opening}{count}{rest}{end}{closing}", f"{opening}{digits}{rest}{end}{closing}"
 
 
