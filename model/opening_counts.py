@@ -93,11 +93,17 @@ def capitalized(text: str) -> str:
     return text
 
 
+@functools.cache
+def _one_slot_number_carriers(lang: str) -> tuple[str, ...]:
+    """Training's hand-written number carriers with one count; filtered once, not on every drill."""
+    return tuple(t for t in carriers(f"number_{lang}", "train") if t.count("{n}") == 1)
+
+
 def opening_count_sentence(rng: random.Random, lang: str) -> Pair:
     """A training number carrier from its count on, or from one or two words before it, capitalized:
     "El pueblo tiene {n} habitantes según el censo." -> "Tiene ocho habitantes según el censo."."""
     while True:
-        template = rng.choice([t for t in carriers(f"number_{lang}", "train") if t.count("{n}") == 1])
+        template = rng.choice(_one_slot_number_carriers(lang))
         before, after = template.split("{n}")
         lead = before.split()
         kept = min(int(_weighted(rng, LEAD_WORDS_KEPT)), len(lead))  # type: ignore[call-overload]
