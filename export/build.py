@@ -159,6 +159,8 @@ def build_model_directory(config: ExportConfig, *, replace: bool = False) -> Bui
             "checkpoint": {
                 "step": checkpoint.metadata.get("step"),
                 "task": checkpoint.metadata.get("train", {}).get("task", "seq2seq"),
+                # a checkpoint written by `python -m model.average` names the runs it is the mean of
+                **({"averaged_from": averaged} if (averaged := checkpoint.metadata.get("averaged_from")) else {}),
             },
         }
         write_manifest(staging, manifest)
