@@ -73,6 +73,12 @@ LINE_KINDS = (("heading", 0.35), ("table_row", 0.35), ("dialogue", 0.3))
 SEPARATOR_ROW_SHARE = 0.15
 # Of the opening sentences and lines, those with a lookalike of a number word where the count would be, copied.
 CONTRAST_SHARE = 0.3
+# Of the sentences' lookalikes, the everyday word of the text's language that is the other's number word: English
+# "Once the form is sent, ..." (Spanish eleven), Spanish "Ten cuidado." (English ten). Without them every model
+# trained with these drills wrote "I've only been there once" as "... there 11" (tests/integration/
+# real_text_probe_unseen.jsonl; the model before them copied it). Not in short lines: "Capítulo Ten" is no Spanish.
+OTHER_LANGUAGE_WORD_SHARE = 0.2
+OTHER_LANGUAGE_WORDS = {"en": ("once",), "es": ("ten",)}
 SPANISH_OPENING_MARKS = {"?": "¿", "!": "¡"}
 OPENING_MARKS = ("«", "“", '"', "(", "[", "¿", "¡", "—")
 
@@ -111,7 +117,11 @@ def opening_count_sentence(rng: random.Random, lang: str) -> Pair:
         if not any(mark in word for word in cut for mark in OPENING_MARKS):  # a quote cut open is no sentence
             break
     if rng.random() < CONTRAST_SHARE:
-        words = digits = lookalike(rng, lang) if not kept_words else lookalike(rng, lang).lower()
+        if rng.random() < OTHER_LANGUAGE_WORD_SHARE:
+            word = rng.choice(OTHER_LANGUAGE_WORDS[lang])
+        else:
+            word = lookalike(rng, lang)
+        words = digits = word.lower() if kept_words else capitalized(word)
     else:
         n = sample_number(rng, "train", in_sentence=True, max_digits=rng.choice(COUNT_DIGITS))
         words = cardinal_words(n, lang, rng, form=sentence_agreement(rng) if lang == "es" else "alone")
