@@ -10,15 +10,17 @@ has no meaningful mean, and is refused by name. Imports only model/.
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
 from model.checkpoint import TOKENIZER, CheckpointError, load_checkpoint, save_checkpoint
 
-# What the export reads from a checkpoint's training section (its task, its data, its trained length):
-# checkpoints that differ in any of them were not trained for the same thing.
-TRAINING_FIELDS_THAT_MUST_AGREE = ("task", "data", "max_length")
+# What the export reads from a checkpoint's training section (its task, its data, its trained length), and the
+# checkpoint a fine-tune started from: checkpoints that differ in any of them were not trained for the same thing,
+# or not from the same start.
+TRAINING_FIELDS_THAT_MUST_AGREE = ("task", "data", "max_length", "init_from")
 
 
 def average_checkpoints(directories: Sequence[Path], weights: Sequence[float] | None, out: Path) -> None:
@@ -33,8 +35,10 @@ def average_checkpoints(directories: Sequence[Path], weights: Sequence[float] | 
     weights = [1.0] * len(directories) if weights is None else list(weights)
     if len(weights) != len(directories):
         raise CheckpointError(f"{len(weights)} weights for {len(directories)} checkpoints")
-    if not all(weight > 0 for weight in weights):
-        raise CheckpointError(f"every weight must be positive, got {weights}")
+    if not all(math.isfinite(weight) and weight > 0 for weight in weights):
+        raise CheckpointError(f"every weight must be a positive number, got {weights}")
+    if out.exists() and any(out.iterdir()):
+        raise CheckpointError(f"{out} exists and is not empty: a mean is written to a directory of its own")
     checkpoints = [load_checkpoint(directory) for directory in directories]
     first = checkpoints[0]
     tokenizer_text = first.tokenizer_path.read_bytes()
@@ -64,7 +68,7 @@ def average_checkpoints(directories: Sequence[Path], weights: Sequence[float] | 
         model,
         metadata={
             "step": max(int(checkpoint.metadata.get("step", 0)) for checkpoint in checkpoints),
-            "train": first.metadata.get("train", {}),
+            "train": first.metadata.get("train", {}),  # the first run's: the export reads its task and length
             "averaged_from": [
                 {
                     "checkpoint": str(checkpoint.directory),

@@ -173,11 +173,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     if args.no_evaluate and not args.write_test_set:
         parser.error("--no-evaluate writes the test set: give --write-test-set FILE.jsonl")
+    if args.categories and args.data:
+        parser.error("--categories chooses what the generated test split holds; --data brings its own examples")
     if args.data:
         examples = read_pairs_jsonl(args.data) if args.data.endswith(".jsonl") else read_pairs_tsv(Path(args.data))
     else:
         try:
-            categories = args.categories.split(",") if args.categories else CATEGORIES
+            named = [name.strip() for name in args.categories.split(",")] if args.categories else CATEGORIES
+            categories = list(dict.fromkeys(named))  # each once, in the order given
             examples = test_examples(args.per_category, args.seed, categories)
         except ValueError as error:
             parser.error(str(error))
@@ -209,7 +212,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 f"[{p.example.category}] {p.example.source!r}\n  want {p.example.target!r}\n  got  {p.output!r}\n"
             )
     sys.stdout.write(json.dumps(scores, indent=2) + "\n")
-    if not args.no_write and not args.data:
+    if not args.no_write and not args.data and not args.categories:  # evaluation.json is the whole test split's
         (checkpoint.directory / EVALUATION_FILE).write_text(json.dumps(scores, indent=2) + "\n")
     return 0
 

@@ -31,14 +31,16 @@ def tiny_config(vocab_size: int, d_ff: int = 32) -> ModelConfig:
     )
 
 
-def write_checkpoint(directory: Path, seed: int, *, step: int = 100, d_ff: int = 32, task: str = "seq2seq") -> Path:
+def write_checkpoint(
+    directory: Path, seed: int, *, step: int = 100, d_ff: int = 32, task: str = "seq2seq", init_from: str | None = None
+) -> Path:
     """A consistent checkpoint with random weights drawn from `seed`."""
     directory.mkdir(parents=True)
     tokenizer = train_tokenizer(TEXTS, vocab_size=300)
     tokenizer.save(str(directory / "tokenizer.json"))
     torch.manual_seed(seed)
     model = Transformer(tiny_config(tokenizer.get_vocab_size(), d_ff))
-    train = {"max_length": 64, "data": None, "task": task}
+    train = {"max_length": 64, "data": None, "task": task, "init_from": init_from}
     save_checkpoint(directory, model, metadata={"step": step, "train": train})
     return directory
 
@@ -106,5 +108,12 @@ def test_checkpoints_without_a_common_mean_are_refused(tmp_path: Path, capsys: p
     refused(capsys, [str(first), str(other_tokenizer), "--out", str(out)], "tokenizer.json differs", out)
     refused(capsys, [str(first), str(first), "--out", str(out), "--weights", "1"], "1 weights for 2", out)
     refused(capsys, [str(first), str(first), "--out", str(out), "--weights", "1", "0"], "positive", out)
+    refused(capsys, [str(first), str(first), "--out", str(out), "--weights", "inf", "1"], "positive", out)
+    fine_tune = write_checkpoint(tmp_path / "tuned", seed=5, init_from="runs/start")
+    refused(capsys, [str(first), str(fine_tune), "--out", str(out)], "init_from='runs/start'", out)
+    stale = tmp_path / "stale"
+    stale.mkdir()
+    (stale / "evaluation.json").write_text("{}")
+    refused(capsys, [str(first), str(first), "--out", str(stale)], "not empty", out)
     refused(capsys, [str(first), str(tmp_path / "nowhere"), "--out", str(out)], "does not exist", out)
     refused(capsys, [str(first), str(tmp_path / "a"), "--out", str(first)], "--out is one of", out)

@@ -6,6 +6,7 @@ import calendar
 import datetime as dt
 import difflib
 import hashlib
+import json
 import random
 import re
 from collections import Counter, defaultdict
@@ -618,6 +619,21 @@ def test_a_larger_sample_of_one_category_is_drawn_from_the_same_held_out_split()
     assert [ex for ex in whole if ex.category == "ordinal_en"] == sample[40:]
     with pytest.raises(ValueError, match="unknown categories"):
         held_out_examples(5, 777, ["paragraphs"])
+
+
+def test_the_larger_sample_is_written_without_a_checkpoint(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from model.evaluate import main
+
+    written = tmp_path / "paragraphs.jsonl"
+    argv = ["--checkpoint", str(tmp_path / "none"), "--categories", "paragraph_mixed, paragraph_mixed"]
+    assert (
+        main([*argv, "--per-category", "12", "--seed", "4242", "--write-test-set", str(written), "--no-evaluate"]) == 0
+    )
+    assert [json.loads(line)["category"] for line in written.read_text().splitlines()] == ["paragraph_mixed"] * 12
+    for refused in (["--no-evaluate"], ["--data", str(written), "--write-test-set", str(written), "--no-evaluate"]):
+        with pytest.raises(SystemExit):
+            main([*argv, *refused])
+    assert "--write-test-set" in capsys.readouterr().err
 
 
 def test_training_numbers_in_digits_are_often_round_amounts_and_held_out_ones_as_before() -> None:
