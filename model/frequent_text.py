@@ -15,16 +15,14 @@ from __future__ import annotations
 import functools
 import random
 import re
-from pathlib import Path
 
 from model.carrier_text import carriers
 from model.copytext import amount_in_digits
 from model.expressions import cardinal_words, spoken_year_en
 from model.sentences_rewritten import added_expression
-from model.words import GUARD_CONNECTORS, OTHER_LANGUAGES_NUMBER_WORDS, edit_guard_spec
+from model.words import FREQUENT_WORDS_DIR, GUARD_CONNECTORS, OTHER_LANGUAGES_NUMBER_WORDS, edit_guard_spec
 
 Pair = tuple[str, str]
-FREQUENT_WORDS_DIR = Path(__file__).parent / "frequent_words"
 # Half of the words come from the most frequent ones (articles, prepositions, verbs), so the sentences read
 # like text; the other half from the whole list, where the model meets rare words.
 COMMON_WORDS = 400

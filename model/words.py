@@ -10,6 +10,7 @@ from __future__ import annotations
 import collections
 import functools
 import random
+from pathlib import Path
 
 from babel import Locale
 from num2words import num2words
@@ -162,6 +163,36 @@ GUARD_PRODUCIBLE_CHARACTERS = "0123456789-"
 # Everyday words of one language that are expression words of the other only: English "once" (Spanish eleven)
 # and "ago" (agosto), Spanish "ten" (have!). Text of that language writes them beside digits as words.
 OTHER_LANGUAGES_NUMBER_WORDS = {"en": frozenset({"once", "ago"}), "es": frozenset({"ten"})}
+FREQUENT_WORDS_DIR = Path(__file__).parent / "frequent_words"
+# The edit guard reads a text's language by its words among each language's most frequent (LANGUAGE_WORDS) that
+# are not among the other's most frequent (SHARED_WORDS: "no", "me", "a" are words of both; each language's
+# corpus holds the other's commonest words further down: "the" is Spanish word 300, "de" English word 542).
+LANGUAGE_WORDS = 1000
+SHARED_WORDS = 250
+
+
+@functools.cache
+def ranked_frequent_words(lang: str) -> tuple[str, ...]:
+    """model/frequent_words/LANG.txt, most frequent first (wordfreq's ranking; README there)."""
+    return tuple((FREQUENT_WORDS_DIR / f"{lang}.txt").read_text(encoding="utf-8").split())
+
+
+def language_words(expression_words: set[str]) -> dict[str, list[str]]:
+    """Each language's most frequent words that tell it from the other: none among the other's most frequent, none
+    ranked less than twice as high as in the other ("the": English 1st, Spanish 301st, is English), no word an
+    expression is made of, no single letter."""
+    ranks = {lang: {w: i for i, w in enumerate(ranked_frequent_words(lang)[:LANGUAGE_WORDS])} for lang in ("en", "es")}
+    words = {}
+    for lang, other in (("en", "es"), ("es", "en")):
+        words[lang] = sorted(
+            w
+            for w, rank in ranks[lang].items()
+            if len(w) > 1
+            and w.isalpha()
+            and w not in expression_words
+            and (w not in ranks[other] or (ranks[other][w] >= SHARED_WORDS and 2 * rank < ranks[other][w]))
+        )
+    return words
 
 
 @functools.cache
@@ -263,4 +294,10 @@ def edit_guard_spec() -> dict[str, object]:
         # The digits an edit writes must be the numbers its source says: "ciento" -> "10" is reverted.
         "number_values": {word: value for word, value in number_values().items() if word in words},
         "month_numbers": {word: number for word, number in month_numbers().items() if word in months - connectors},
+        # "Once you finish" -> "11 you finish" and "Ten cuidado" -> "10 cuidado" are reverted: in English "once" is
+        # a word, in Spanish "ten" is.
+        "everyday_words": {
+            w: lang for lang, ws in OTHER_LANGUAGES_NUMBER_WORDS.items() for w in sorted(ws) if w in words
+        },
+        "language_words": language_words(words),
     }

@@ -1,8 +1,9 @@
 """The edit guard (docs/model-directory.md, `edit_guard`): every span of a model's output that differs
 from its input must be an edit the model directory allows; a span that is not is put back as the source.
 
-Pure Python (re, difflib); imports only service.engine.errors, service.engine.guard_alignment (tokens, alignment)
-and service.engine.guard_values (what numbers an edit's source says).
+Pure Python (re, difflib); imports only service.engine.errors, service.engine.guard_alignment (tokens, alignment),
+service.engine.guard_values (what numbers an edit's source says) and service.engine.guard_language (which language
+a text reads as).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Any
 
 from service.engine.errors import ModelLoadError
 from service.engine.guard_alignment import Alignment, common_prefix, common_suffix, hyphenated, split_tokens
+from service.engine.guard_language import LANGUAGE_FIELDS, LanguageRule, language_rule_from_manifest
 from service.engine.guard_values import ISO_DATE, NumberValues
 
 
@@ -53,7 +55,8 @@ class EditGuard:
     end with one of the optional `joining_words` ("y", "of") that its output drops: no expression ends with one,
     so "dos mil veintidós y ya" -> "2022-06-12 ya" is reverted; (g) with the optional `number_values` (and
     `month_numbers`), the numbers it writes are, in order, the ones its source says (guard_values.py): "ciento"
-    -> "10" and "mil novecientos ochenta" -> "980" are reverted.
+    -> "10" and "mil novecientos ochenta" -> "980" are reverted; (h) with the optional `everyday_words` and
+    `language_words`, it consumes no everyday word of its text's language (guard_language.py): "Once you" -> "11 you".
     Differing spans separated only by consumable tokens ("tres" -> "3", " y ", "cuatro" -> "4") are
     judged as one span, so an edit the aligner cut in pieces ("12 de abril de 1950" -> "1950-04-12",
     where "12" or "1950" aligns on its own) is judged whole. Anything else is reverted, pure
@@ -79,6 +82,7 @@ class EditGuard:
     joining_words: frozenset[str] = frozenset()
     # What the number words and month names are worth, to check the digits an edit writes; None: not checked.
     values: NumberValues | None = None
+    languages: LanguageRule | None = None  # "once", "ten": a number in one language, a word in the other
 
     @classmethod
     def from_manifest(cls, entry: Any, *, where: str) -> EditGuard:
@@ -91,7 +95,7 @@ class EditGuard:
             raise ModelLoadError(f"{where}: field 'edit_guard' must be an object")
         known = {
             "consumable_words", "consumable_characters", "producible_characters", "connector_words", "name_words",
-            "number_words", "ordinal_words", "joining_words", "number_values", "month_numbers",
+            "number_words", "ordinal_words", "joining_words", "number_values", "month_numbers", *LANGUAGE_FIELDS,
         }  # fmt: skip
         unknown = set(entry) - known
         if unknown:
@@ -132,6 +136,7 @@ class EditGuard:
             ordinal_words=subsets["ordinal_words"],
             joining_words=subsets["joining_words"],
             values=values,
+            languages=language_rule_from_manifest(entry, words=frozenset(words), where=where),
         )
 
     def _consumable(self, token: str) -> bool:
@@ -224,7 +229,7 @@ class EditGuard:
             # guard does not know) beside a good edit: in "tengo veinticinco" -> "10go 25" only "tengo" ->
             # "10go" breaks the rule. Such spans are judged alone and the rest together, so "25" stays, while
             # "doscientas mil" -> "2cientas 1000" (number words only) is still reverted whole.
-            for part in self._split_at_unknown_words(region, src):
+            for part in self._split_at_unknown_words(region, alignment):
                 self._judge(part, alignment, pieces, reverted, final=True)
         pieces.append(output[len(output) - end :])
         return GuardedText("".join(pieces), tuple(reverted))
@@ -262,6 +267,7 @@ class EditGuard:
             and not _writes_impossible_date(out, j1, j2)
             and not self._digits_beside_number_word(alignment, j1, j2)
             and (self.values is None or self.values.agree(src[i1:i2], out[j1:j2], _copied_source(region)))
+            and (self.languages is None or self.languages.allows(context, start, stop))
         ):
             pieces.append(written)
             return True
@@ -297,14 +303,16 @@ class EditGuard:
         return i
 
     def _split_at_unknown_words(
-        self, region: list[tuple[str, int, int, int, int]], src: list[str]
+        self, region: list[tuple[str, int, int, int, int]], alignment: Alignment
     ) -> list[list[tuple[str, int, int, int, int]]]:
-        """The region's opcodes in runs: each differing span whose source holds a word the guard does not
-        know alone, the spans between them together."""
+        """The region's opcodes in runs: each differing span whose source holds a word the guard does not know, or
+        an everyday word of the text's language ("once, two years" in English), alone, the spans between together."""
+        src, context, offset = alignment.source, alignment.source_context, alignment.source_offset
         parts: list[list[tuple[str, int, int, int, int]]] = [[]]
         for op in region:
             kind, a1, a2, _, _ = op
-            if kind != "equal" and not all(self._consumable(t) for t in src[a1:a2]):
+            near = self.languages.everyday_words_near(context, offset + a1, offset + a2) if self.languages else set()
+            if kind != "equal" and not all(self._consumable(t) and t.lower() not in near for t in src[a1:a2]):
                 parts += [[op], []]
             else:
                 parts[-1].append(op)
@@ -375,9 +383,8 @@ def _copied_source(region: list[tuple[str, int, int, int, int]]) -> list[bool]:
 
 
 def _writes_impossible_date(out: list[str], j1: int, j2: int) -> bool:
-    """Whether out[j1:j2] writes part of an ISO date the calendar does not have ("2001-02-29"). The date may
-    begin or end in the tokens beside the span, which the aligner matched to the source ("2001" of "29 feb
-    2001"), so a few tokens on each side are read too."""
+    """Whether out[j1:j2] writes part of an ISO date the calendar does not have ("2001-02-29"); a few tokens on each
+    side are read too, where the date may begin or end ("2001" of "29 feb 2001", matched to the source)."""
     lo, hi = max(0, j1 - 4), min(len(out), j2 + 4)
     text = "".join(out[lo:hi])
     start = len("".join(out[lo:j1]))
