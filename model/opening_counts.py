@@ -73,16 +73,6 @@ LINE_KINDS = (("heading", 0.35), ("table_row", 0.35), ("dialogue", 0.3))
 SEPARATOR_ROW_SHARE = 0.15
 # Of the opening sentences and lines, those with a lookalike of a number word where the count would be, copied.
 CONTRAST_SHARE = 0.3
-# Of the sentences' lookalikes, a sentence opened by the everyday word of its language that is the other's number
-# word, as that word is used ("Once the museum opens, ...": Spanish eleven; "Ten en cuenta que ...": English ten),
-# copied. Without them every model trained with these drills wrote "I've only been there once" as "... there 11"
-# (tests/integration/real_text_probe_unseen.jsonl; the model before them copied it). Never in a count's slot
-# ("Owe me once bucks" is no English) nor in short lines ("Capítulo Ten" is no Spanish).
-OTHER_LANGUAGE_WORD_SHARE = 0.2
-OTHER_LANGUAGE_OPENINGS = {
-    "en": ("Once ", "Once again, ", "Once a week, ", "Once in a while, ", "All at once, ", "Just this once, "),
-    "es": ("Ten en cuenta que ", "Ten cuidado: ", "Ten paciencia, ", "Ten presente que ", "Ten claro que "),
-}
 SPANISH_OPENING_MARKS = {"?": "¿", "!": "¡"}
 OPENING_MARKS = ("«", "“", '"', "(", "[", "¿", "¡", "—")
 
@@ -121,9 +111,6 @@ def opening_count_sentence(rng: random.Random, lang: str) -> Pair:
         if not any(mark in word for word in cut for mark in OPENING_MARKS):  # a quote cut open is no sentence
             break
     if rng.random() < CONTRAST_SHARE:
-        if rng.random() < OTHER_LANGUAGE_WORD_SHARE:
-            sentence = other_language_word_sentence(rng, lang)
-            return sentence, sentence
         words = digits = lookalike(rng, lang) if not kept_words else lookalike(rng, lang).lower()
     else:
         n = sample_number(rng, "train", in_sentence=True, max_digits=rng.choice(COUNT_DIGITS))
@@ -132,21 +119,6 @@ def opening_count_sentence(rng: random.Random, lang: str) -> Pair:
     source = " ".join([*kept_words, words]) + after
     target = " ".join([*kept_words, digits]) + after
     return capitalized(source), capitalized(target)
-
-
-def other_language_word_sentence(rng: random.Random, lang: str) -> str:
-    """A training sentence after an opening with the other language's number word as this one uses it: "Once
-    the museum opens at noon." (a first word that is a frequent word is lower-cased, a name is not)."""
-    sentence = rng.choice(carriers(f"plain_{lang}", "train"))
-    first = sentence.split(" ", 1)[0]
-    if first.lower() in _frequent_lowercase_words(lang):
-        sentence = sentence[:1].lower() + sentence[1:]
-    return rng.choice(OTHER_LANGUAGE_OPENINGS[lang]) + sentence
-
-
-@functools.cache
-def _frequent_lowercase_words(lang: str) -> frozenset[str]:
-    return frozenset(w for w in frequent_words(lang) if w.islower())
 
 
 def _surrounding_sentence(rng: random.Random, lang: str) -> Pair:

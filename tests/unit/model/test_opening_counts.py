@@ -13,13 +13,11 @@ from model.drills import OPENING_COUNT_CATEGORY, mix_in_opening_count_drills
 from model.frequent_text import held_out_only_words
 from model.opening_counts import (
     HEADING_WORDS,
-    OTHER_LANGUAGE_OPENINGS,
     capitalized,
     count_line,
     lookalike_words,
     opening_count_sentence,
     opening_count_text,
-    other_language_word_sentence,
 )
 from model.words import edit_guard_spec, number_word_stems
 from service.engine.edit_guard import EditGuard
@@ -135,22 +133,6 @@ def lookalike_opening(text: str) -> bool:
         (w[:3].lower() in {s[:3] for s in stems} or any(s in w.lower() for s in stems)) and w.lower() not in stems
         for w in re.findall(r"\w+", text)
     )
-
-
-def test_the_other_languages_number_word_opens_sentences_as_this_language_uses_it() -> None:
-    """English "Once the museum opens" and Spanish "Ten en cuenta que": everyday words that are the other
-    language's number words, copied, as the language uses them (the drills without them taught "there once" ->
-    "there 11")."""
-    rng = random.Random(11)
-    seen = {"es": 0, "en": 0}
-    for _ in range(4000):
-        lang = rng.choice(("es", "en"))
-        source, target = opening_count_sentence(rng, lang)
-        if source.startswith(OTHER_LANGUAGE_OPENINGS[lang]):
-            assert source == target and source[len(source.split(" ")[0]) :].strip(), source
-            seen[lang] += 1
-    assert min(seen.values()) > 60, seen
-    assert other_language_word_sentence(random.Random(0), "en").split(" ")[0] in {"Once", "All", "Just"}
 
 
 def test_lookalikes_open_like_a_number_word_and_are_none() -> None:
