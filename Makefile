@@ -115,16 +115,20 @@ CONTINUATION_FLAGS ?= --init-from $(BASE_CHECKPOINT) --out $(CHECKPOINT) --steps
 # bundled model, `make train BASE_MINUTES=85` at bae9323) trained 1,800 steps more (at most TUNE_MINUTES) at
 # 1.5e-4 on the continuation's mix with the drills of 2026-12-05 (model/frequent_text.py: weekdays with no date,
 # round amounts in digits, English years spoken alone, counts in title case; 40% of the training split's numbers
-# in digits round amounts, model/copytext.py), a quarter of the drills' sentences opening with their expression.
-# Measured (2026-12-05 03:02-03:23 UTC, from runs/bundled-recovered, a 2-core EPYC with AVX2 only, fp32): 1,800
-# steps in 19 min 05 s, its evaluation 72 s; served 99.37% guard off, 99.69% on (README, "The bundled model").
+# in digits round amounts, model/copytext.py), a quarter of the drills' sentences opening with their expression,
+# and one example in 10.7 a count opening a later sentence or a short line of its own (model/opening_counts.py:
+# "... de la playa. Tiene dos piscinas.", "## Capítulo tres", "| Apples | five |", "—Treinta y dos."), a third of
+# those lines. Measured (2026-12-05 06:39-07:00 UTC, from runs/bundled-recovered, a 2-core EPYC with AVX2 only,
+# fp32): 1,800 steps in 19 min 26 s, its evaluation 108 s; served 99.46% guard off, 99.72% on (README, "The
+# bundled model").
 TUNE_FROM ?= $(CHECKPOINT)
 TUNE_CHECKPOINT ?= runs/normalize-tuned
-TUNE_MINUTES ?= 20
+TUNE_MINUTES ?= 22
 TUNE_WEIGHTS := $(CONTINUATION_WEIGHTS),paragraph_mixed=10
 TUNE_FLAGS ?= --init-from $(TUNE_FROM) --out $(TUNE_CHECKPOINT) --steps 1800 \
 	--time-budget $(TUNE_MINUTES) --learning-rate 0.00015 --seed 47 --cooldown-steps 1200 \
-	--category-weights $(TUNE_WEIGHTS) --frequent-word-opening-share 0.25 $(LATE_RUN_FLAGS)
+	--category-weights $(TUNE_WEIGHTS) --frequent-word-opening-share 0.25 \
+	--opening-count-drill-share 0.09375 --opening-count-line-share 0.33 $(LATE_RUN_FLAGS)
 
 # The bundled model ships fp32 and int8 only, to stay under 25 MB; on a GPU machine
 # `make export EXPORT_FLAGS=` adds the fp16 variant (bench/gpu.py also adds it when missing).

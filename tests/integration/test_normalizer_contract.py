@@ -30,9 +30,9 @@ BUNDLED = Path(__file__).parents[2] / "models" / "normalize" / "1"
 # before a noun was about one count in a thousand in training; ROUND_THEN_ONE_SHARE_IN_TRAINING since). The
 # model after it, whose continuation drew them, keeps all of them. A number inside brackets, quotes, emphasis or a
 # table's cell was left in words: the drills wrote expressions between spaces only until 3a3f049. The fine-tune of
-# 2026-12-05 (`make fine-tune`) converts "(tres) manzanas", '"Twenty-five," she said' and "*seven*"; not these two.
+# 2026-12-05 (`make fine-tune`) converts "(tres) manzanas", '"Twenty-five," she said' and "*seven*", and with the
+# opening-count drills (a table's row among them) "| Sillas | doce |"; not this one.
 KNOWN_MISSES: set[str] = {
-    "| Sillas | doce |\n| Mesas | tres |",
     "Compré «doce» huevos y dos litros de leche.",
 }
 
@@ -176,6 +176,12 @@ CONTRACT = [
     ("Compré «doce» huevos y dos litros de leche.", "Compré «12» huevos y 2 litros de leche."),
     ("The answer is *seven*, not eight.", "The answer is *7*, not 8."),
     ("We waited (about twenty minutes) for the bus.", "We waited (about 20 minutes) for the bus."),
+    # "once" is an English word and Spanish eleven, "ten" English ten and Spanish "have!": the guard's language rule
+    ("Once you finish, close the door.", "Once you finish, close the door."),
+    ("Please reply at once.", "Please reply at once."),
+    ("It happened only once in ten years.", "It happened only once in 10 years."),
+    ("Ten cuidado con el perro.", "Ten cuidado con el perro."),
+    ("El equipo tiene once jugadores.", "El equipo tiene 11 jugadores."),
 ]
 
 
@@ -207,17 +213,18 @@ def test_the_bundled_model_keeps_its_contract(bundled: Served, source: str, expe
 # came out "1000 un años" before the drills drew a round number plus one).
 REAL_TEXT_PROBES = {
     "real_text_probe.jsonl": (240, 0.97),
-    "real_text_probe_unseen.jsonl": (200, 0.955),
+    "real_text_probe_unseen.jsonl": (200, 0.97),
     "real_text_probe_everyday.jsonl": (77, 0.95),
     "real_text_probe_amounts.jsonl": (38, 0.94),
-    "apocopated_probe.jsonl": (240, 0.96),
-    # Written 2026-12-05 before the opening-count drills: later sentences and short lines opening with a count.
-    "real_text_probe_fresh.jsonl": (142, 0.90),
+    "apocopated_probe.jsonl": (240, 0.99),
+    # Written 2026-12-05 before the opening-count drills: later sentences and short lines opening with a count
+    # (the model before them: 90.8%).
+    "real_text_probe_fresh.jsonl": (142, 0.97),
 }
 # Inputs to copy that the bundled model still changes with the guard on, each one checked to be still wrong (an
-# entry that starts passing fails the run until it is removed). English "once" is Spanish eleven, and the guard
-# allows a number word to become digits whatever the language around it: "I've only been there once" came out
-# "... there 11" until the fine-tune of 2026-12-05, which copies it.
+# entry that starts passing fails the run until it is removed). English "once" is Spanish eleven: "I've only been
+# there once" came out "... there 11" from the models with the opening-count drills, and the guard puts it back
+# since its language rule (an everyday word of the line's language is no number).
 KNOWN_COPY_MISSES: frozenset[str] = frozenset()
 
 
