@@ -4,9 +4,9 @@ text that does not read as that other language.
 
 Both bundled fine-tunes of 2026-12-05 wrote "Once you finish, close the door." as "11 you finish, ..." and "Ten
 cuidado con el perro." as "10 cuidado ...": the other rules allow a number word to become its digits whatever the
-language around it. The language of a line is the one more of its lowercase words belong to, among each language's
-frequent words that are not the other's (`language_words` in the manifest); a line with as many of either, or none, is
-read as neither, and the edit is judged by the other rules alone.
+language around it. The language of a sentence is the one more of its lowercase words belong to, among each
+language's frequent words that are not the other's (`language_words` in the manifest); a sentence with as many of
+either, or none, is read as neither, and the edit is judged by the other rules alone.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from typing import Any
 from service.engine.errors import ModelLoadError
 
 LANGUAGE_FIELDS = ("everyday_words", "language_words")  # of the manifest's edit_guard
+SENTENCE_END_MARKS = frozenset({".", "!", "?", "…", ";", "。", "！", "？"})
 
 
 @dataclass(frozen=True)
@@ -40,23 +41,29 @@ class LanguageRule:
         return leaders[0] if best > 0 and len(leaders) == 1 else None
 
     def everyday_words_near(self, tokens: Sequence[str], start: int, stop: int) -> frozenset[str]:
-        """The everyday words of the language that the line holding tokens[start:stop] reads as ("once" and "ago" in
-        English); none for neither."""
-        language = self.language_of(_line_around(tokens, start, stop))
+        """The everyday words of the language that the sentence holding tokens[start:stop] reads as ("once" and "ago"
+        in English); none for neither."""
+        language = self.language_of(_sentence_around(tokens, start, stop))
         return frozenset(word for word, its in self.everyday_words.items() if its == language)
 
     def allows(self, tokens: Sequence[str], start: int, stop: int) -> bool:
-        """False when tokens[start:stop] hold an everyday word of the language their line reads as."""
+        """False when tokens[start:stop] hold an everyday word of the language their sentence reads as."""
         return not self.everyday_words_near(tokens, start, stop) & {t.lower() for t in tokens[start:stop]}
 
 
-def _line_around(tokens: Sequence[str], start: int, stop: int) -> Sequence[str]:
-    """tokens[start:stop] with the rest of their line: a document's lines may be of either language."""
-    while start > 0 and "\n" not in tokens[start - 1]:
+def _sentence_around(tokens: Sequence[str], start: int, stop: int) -> Sequence[str]:
+    """tokens[start:stop] with the rest of their sentence (up to a line break or a sentence's end mark): the
+    sentences of a text, and the lines of a document, may be of either language ("Once you finish, close the
+    door. Tengo once años.")."""
+    while start > 0 and not _ends_a_sentence(tokens[start - 1]):
         start -= 1
-    while stop < len(tokens) and "\n" not in tokens[stop]:
+    while stop < len(tokens) and not _ends_a_sentence(tokens[stop]):
         stop += 1
     return tokens[start:stop]
+
+
+def _ends_a_sentence(token: str) -> bool:
+    return "\n" in token or token in SENTENCE_END_MARKS
 
 
 def language_rule_from_manifest(entry: Mapping[str, Any], *, words: frozenset[str], where: str) -> LanguageRule | None:

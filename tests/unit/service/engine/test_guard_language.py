@@ -1,5 +1,5 @@
 """The edit guard's language rule: "once" is English for a word and Spanish for eleven, "ten" English for ten and
-Spanish for "have!"; each becomes digits only on a line that does not read as the language it is a word of."""
+Spanish for "have!"; each becomes digits only in a sentence that does not read as the language it is a word of."""
 
 from __future__ import annotations
 
@@ -43,7 +43,12 @@ def guard() -> EditGuard:
         ("We waited for ten minutes.", "We waited for 10 minutes.", "We waited for 10 minutes."),
         # A line without words of either language tells nothing: the other rules decide.
         ("Once", "11", "11"),
-        # Each line of a document is read by itself.
+        # Each sentence and each line is read by itself.
+        (
+            "Once you finish, close the door. Tengo once años.",
+            "11 you finish, close the door. Tengo 11 años.",
+            "Once you finish, close the door. Tengo 11 años.",
+        ),
         (
             "Hola, tengo once años.\nI went there once.",
             "Hola, tengo 11 años.\nI went there 11.",
@@ -51,7 +56,7 @@ def guard() -> EditGuard:
         ),
     ],
 )
-def test_an_everyday_word_of_the_lines_language_is_no_number(
+def test_an_everyday_word_of_the_sentences_language_is_no_number(
     guard: EditGuard, source: str, output: str, guarded: str | None
 ) -> None:
     assert guard.apply(source, output).text == (source if guarded is None else guarded)
