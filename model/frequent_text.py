@@ -20,7 +20,7 @@ from model.carrier_text import carriers
 from model.copytext import amount_in_digits
 from model.expressions import cardinal_words, spoken_year_en
 from model.sentences_rewritten import added_expression
-from model.words import FREQUENT_WORDS_DIR, GUARD_CONNECTORS, OTHER_LANGUAGES_NUMBER_WORDS, edit_guard_spec
+from model.words import GUARD_CONNECTORS, OTHER_LANGUAGES_NUMBER_WORDS, edit_guard_spec, ranked_frequent_words
 
 Pair = tuple[str, str]
 # Half of the words come from the most frequent ones (articles, prepositions, verbs), so the sentences read
@@ -109,12 +109,11 @@ def held_out_only_words(lang: str) -> frozenset[str]:
 def frequent_words(lang: str) -> tuple[str, ...]:
     """Most frequent first, without the words an expression is made of (number words, ordinals, months,
     weekdays: a weekday before a date belongs to it) and without held-out words."""
-    text = (FREQUENT_WORDS_DIR / f"{lang}.txt").read_text(encoding="utf-8")
     expression_words = set(edit_guard_spec()["consumable_words"]) - set(GUARD_CONNECTORS)  # type: ignore[arg-type]
     # The other language's expression words stay (model.words.OTHER_LANGUAGES_NUMBER_WORDS): the guard allows
     # them, being a union of both languages, and the models wrote "I've only been there once" as "... there 11".
     excluded = (expression_words - OTHER_LANGUAGES_NUMBER_WORDS[lang]) | held_out_only_words(lang)
-    return tuple(w for w in text.split() if w.lower() not in excluded)
+    return tuple(w for w in ranked_frequent_words(lang) if w.lower() not in excluded)
 
 
 def frequent_word(rng: random.Random, lang: str, *, joining: bool = True) -> str:

@@ -1,9 +1,8 @@
 """The edit guard (docs/model-directory.md, `edit_guard`): every span of a model's output that differs
 from its input must be an edit the model directory allows; a span that is not is put back as the source.
 
-Pure Python (re, difflib); imports only service.engine.errors, service.engine.guard_alignment (tokens, alignment),
-service.engine.guard_values (what numbers an edit's source says) and service.engine.guard_language (which language
-a text reads as).
+Pure Python (re, difflib); imports only service.engine: errors, guard_alignment (tokens, alignment), guard_values
+(what numbers an edit's source says) and guard_language (which language a sentence reads as).
 """
 
 from __future__ import annotations
@@ -305,14 +304,15 @@ class EditGuard:
     def _split_at_unknown_words(
         self, region: list[tuple[str, int, int, int, int]], alignment: Alignment
     ) -> list[list[tuple[str, int, int, int, int]]]:
-        """The region's opcodes in runs: each differing span whose source holds a word the guard does not know, or
-        an everyday word of the text's language ("once, two years" in English), alone, the spans between together."""
+        """The region's opcodes in runs: a differing span with an unknown or everyday word alone, the rest together."""
         src, context, offset = alignment.source, alignment.source_context, alignment.source_offset
         parts: list[list[tuple[str, int, int, int, int]]] = [[]]
         for op in region:
             kind, a1, a2, _, _ = op
-            near = self.languages.everyday_words_near(context, offset + a1, offset + a2) if self.languages else set()
-            if kind != "equal" and not all(self._consumable(t) and t.lower() not in near for t in src[a1:a2]):
+            if kind != "equal" and (
+                not all(self._consumable(t) for t in src[a1:a2])
+                or (self.languages is not None and not self.languages.allows(context, offset + a1, offset + a2))
+            ):
                 parts += [[op], []]
             else:
                 parts[-1].append(op)

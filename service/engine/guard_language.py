@@ -40,15 +40,11 @@ class LanguageRule:
         leaders = [language for language, count in counts.items() if count == best]
         return leaders[0] if best > 0 and len(leaders) == 1 else None
 
-    def everyday_words_near(self, tokens: Sequence[str], start: int, stop: int) -> frozenset[str]:
-        """The everyday words of the language that the sentence holding tokens[start:stop] reads as ("once" and "ago"
-        in English); none for neither."""
-        language = self.language_of(_sentence_around(tokens, start, stop))
-        return frozenset(word for word, its in self.everyday_words.items() if its == language)
-
     def allows(self, tokens: Sequence[str], start: int, stop: int) -> bool:
-        """False when tokens[start:stop] hold an everyday word of the language their sentence reads as."""
-        return not self.everyday_words_near(tokens, start, stop) & {t.lower() for t in tokens[start:stop]}
+        """False when tokens[start:stop] hold an everyday word of the language their sentence reads as. The sentence
+        is read only for a span that holds such a word, rarely: the guard asks of every span it judges."""
+        languages = {self.everyday_words[t.lower()] for t in tokens[start:stop] if t.lower() in self.everyday_words}
+        return not languages or self.language_of(_sentence_around(tokens, start, stop)) not in languages
 
 
 def _sentence_around(tokens: Sequence[str], start: int, stop: int) -> Sequence[str]:
