@@ -7,17 +7,24 @@ Pure Python (re, difflib); imports only service.engine: errors, guard_alignment 
 
 from __future__ import annotations
 
-import datetime as dt
-import difflib
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from service.engine.errors import ModelLoadError
-from service.engine.guard_alignment import Alignment, common_prefix, common_suffix, hyphenated, split_tokens
+from service.engine.guard_alignment import (
+    Alignment,
+    Opcode,
+    common_prefix,
+    common_suffix,
+    hyphenated,
+    regions,
+    repaired_at_marks,
+    split_tokens,
+)
 from service.engine.guard_language import LANGUAGE_FIELDS, LanguageRule, language_rule_from_manifest
-from service.engine.guard_values import ISO_DATE, NumberValues
+from service.engine.guard_values import NumberValues, number_values_from_manifest, writes_impossible_date
 
 
 @dataclass(frozen=True)
@@ -124,7 +131,9 @@ class EditGuard:
             if not isinstance(value, list) or not all(isinstance(w, str) and w in words for w in value):
                 raise ModelLoadError(f"{where}: field 'edit_guard.{key}' must be a list of words from consumable_words")
             subsets[key] = frozenset(value)
-        values = _number_values(entry, words=frozenset(words), connectors=frozenset(connectors), where=where)
+        values = number_values_from_manifest(
+            entry, words=frozenset(words), connectors=frozenset(connectors), where=where
+        )
         return cls(
             consumable_words=frozenset(words),
             consumable_characters=characters["consumable_characters"],
@@ -218,24 +227,43 @@ class EditGuard:
         src, out = alignment.source, alignment.output
         pieces: list[str] = [output[:start]]
         reverted: list[RevertedEdit] = []
-        for region in self._regions(src, out, anchor_on_copies=anchor_on_copies):
+        for region in regions(src, out, self._consumable, anchor_on_copies=anchor_on_copies):
             if region[0][0] == "equal":
                 pieces.append("".join(out[region[0][3] : region[0][4]]))
                 continue
             if self._judge(region, alignment, pieces, reverted):
                 continue
-            # Refused whole, a region may hold a span that cannot belong to any expression (a source word the
-            # guard does not know) beside a good edit: in "tengo veinticinco" -> "10go 25" only "tengo" ->
-            # "10go" breaks the rule. Such spans are judged alone and the rest together, so "25" stays, while
-            # "doscientas mil" -> "2cientas 1000" (number words only) is still reverted whole.
-            for part in self._split_at_unknown_words(region, alignment):
-                self._judge(part, alignment, pieces, reverted, final=True)
+            # Refused whole, a region may pair its punctuation wrongly: in "August fifteenth, two thousand eleven,
+            # once" -> "2011-08-15, 11" the aligner matches the date's comma with the first, so that neither part
+            # is an allowed edit. Paired again at each mark both sides hold, the way that puts back least is kept.
+            # (A pairing that only copies its mark, and reverts the rest, gains nothing: hence the 2.)
+            settled = self._judged_in_parts([region], alignment)
+            bar = _reverted_length(settled) - 2
+            for pairing in repaired_at_marks(region, src, out, self._consumable):
+                candidate = self._judged_in_parts(pairing, alignment)
+                if _reverted_length(candidate) < bar:
+                    settled, bar = candidate, _reverted_length(candidate)
+            pieces.append(settled.text)
+            reverted.extend(settled.reverted)
         pieces.append(output[len(output) - end :])
+        return GuardedText("".join(pieces), tuple(reverted))
+
+    def _judged_in_parts(self, regions: list[list[Opcode]], alignment: Alignment) -> GuardedText:
+        """The regions' text, each allowed whole or else judged in parts: a region may hold a span that cannot
+        belong to any expression (a source word the guard does not know) beside a good edit; in "tengo veinticinco"
+        -> "10go 25" only "tengo" -> "10go" breaks the rule. Such spans are judged alone and the rest together, so
+        "25" stays, while "doscientas mil" -> "2cientas 1000" (number words only) is still reverted whole."""
+        pieces: list[str] = []
+        reverted: list[RevertedEdit] = []
+        for region in regions:
+            if not self._judge(region, alignment, pieces, reverted):
+                for part in self._split_at_unknown_words(region, alignment):
+                    self._judge(part, alignment, pieces, reverted, final=True)
         return GuardedText("".join(pieces), tuple(reverted))
 
     def _judge(
         self,
-        region: list[tuple[str, int, int, int, int]],
+        region: list[Opcode],
         alignment: Alignment,
         pieces: list[str],
         reverted: list[RevertedEdit],
@@ -263,7 +291,7 @@ class EditGuard:
         )
         if (
             allowed
-            and not _writes_impossible_date(out, j1, j2)
+            and not writes_impossible_date(out, j1, j2)
             and not self._digits_beside_number_word(alignment, j1, j2)
             and (self.values is None or self.values.agree(src[i1:i2], out[j1:j2], _copied_source(region)))
             and (self.languages is None or self.languages.allows(context, start, stop))
@@ -301,12 +329,10 @@ class EditGuard:
             i += step
         return i
 
-    def _split_at_unknown_words(
-        self, region: list[tuple[str, int, int, int, int]], alignment: Alignment
-    ) -> list[list[tuple[str, int, int, int, int]]]:
+    def _split_at_unknown_words(self, region: list[Opcode], alignment: Alignment) -> list[list[Opcode]]:
         """The region's opcodes in runs: a differing span with an unknown or everyday word alone, the rest together."""
         src, context, offset = alignment.source, alignment.source_context, alignment.source_offset
-        parts: list[list[tuple[str, int, int, int, int]]] = [[]]
+        parts: list[list[Opcode]] = [[]]
         for op in region:
             kind, a1, a2, _, _ = op
             if kind != "equal" and (
@@ -334,67 +360,11 @@ class EditGuard:
             i += step
         return False
 
-    def _regions(
-        self, source: list[str], output: list[str], *, anchor_on_copies: bool
-    ) -> list[list[tuple[str, int, int, int, int]]]:
-        """The aligner's opcodes grouped: an equal run alone, or differing spans with the equal runs of
-        consumable tokens between them. `anchor_on_copies`: no equal run may start on a consumable token."""
-        junk = self._consumable if anchor_on_copies else None
-        opcodes = difflib.SequenceMatcher(junk, source, output, autojunk=False).get_opcodes()
-        regions: list[list[tuple[str, int, int, int, int]]] = []
-        for op in opcodes:
-            if op[0] != "equal" and len(regions) >= 2 and regions[-2][0][0] != "equal":
-                _, g1, g2, _, _ = regions[-1][0]
-                if all(self._consumable(t) for t in source[g1:g2]):
-                    gap = regions.pop()
-                    regions[-1].extend([*gap, op])
-                    continue
-            regions.append([op])
-        return regions
-
-
-def _number_values(
-    entry: Mapping[str, Any], *, words: frozenset[str], connectors: frozenset[str], where: str
-) -> NumberValues | None:
-    """The optional `number_values` ({word: integer >= 0}) and `month_numbers` ({month name: 1-12}), both over
-    consumable words; None without `number_values`."""
-    tables: dict[str, dict[str, int]] = {}
-    for key, lowest, highest in (("number_values", 0, None), ("month_numbers", 1, 12)):
-        table = entry.get(key, {})
-        if not isinstance(table, Mapping) or not all(
-            word in words and type(value) is int and value >= lowest and (highest is None or value <= highest)
-            for word, value in table.items()
-        ):
-            limits = f"{lowest}-{highest}" if highest else f"integers >= {lowest}"
-            raise ModelLoadError(f"{where}: field 'edit_guard.{key}' must map words from consumable_words to {limits}")
-        tables[key] = dict(table)
-    if "number_values" not in entry:
-        return None
-    return NumberValues(words=tables["number_values"], months=tables["month_numbers"], connectors=connectors)
-
 
 def _reverted_length(guarded: GuardedText) -> int:
     return sum(len(edit.source) + len(edit.output) for edit in guarded.reverted)
 
 
-def _copied_source(region: list[tuple[str, int, int, int, int]]) -> list[bool]:
+def _copied_source(region: list[Opcode]) -> list[bool]:
     """For each source token of the region, whether the aligner matched it to an output token."""
     return [kind == "equal" for kind, a1, a2, _, _ in region for _ in range(a1, a2)]
-
-
-def _writes_impossible_date(out: list[str], j1: int, j2: int) -> bool:
-    """Whether out[j1:j2] writes part of an ISO date the calendar does not have ("2001-02-29"); a few tokens on each
-    side are read too, where the date may begin or end ("2001" of "29 feb 2001", matched to the source)."""
-    lo, hi = max(0, j1 - 4), min(len(out), j2 + 4)
-    text = "".join(out[lo:hi])
-    start = len("".join(out[lo:j1]))
-    stop = start + len("".join(out[j1:j2]))
-    return any(m.start() < stop and m.end() > start and not _is_real_date(*m.groups()) for m in ISO_DATE.finditer(text))
-
-
-def _is_real_date(year: str, month: str, day: str) -> bool:
-    try:
-        dt.date(int(year), int(month), int(day))
-    except ValueError:
-        return False
-    return True

@@ -1,16 +1,23 @@
 """How the edit guard (service/engine/edit_guard.py) cuts a source and an output into tokens.
 
-Pure Python (re): the guard's rules judge the spans; this module says what a token is, where the differing
-middle of two texts lies and which tokens surround it.
+Pure Python (re, difflib): the guard's rules judge the spans; this module says what a token is, where the
+differing middle of two texts lies, which tokens surround it, and how its differing spans pair up.
 """
 
 from __future__ import annotations
 
+import difflib
 import re
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 # A word (\w+: letters, digits, underscore in any script), a whitespace run, or any other single character.
 _TOKEN = re.compile(r"\w+|\s+|[^\w\s]", re.UNICODE)
+# difflib's (tag, i1, i2, j1, j2) over a source's and an output's tokens.
+Opcode = tuple[str, int, int, int, int]
+# How many other pairings of its punctuation a refused region is tried with (regions are a few tokens; a long one
+# of many marks would otherwise be judged once per pair of them).
+MAX_PAIRINGS = 16
 
 
 def split_tokens(text: str) -> list[str]:
@@ -84,3 +91,56 @@ def joins(text: str, i: int) -> bool:
     left, right = text[i - 1], text[i]
     word = (left.isalnum() or left == "_") and (right.isalnum() or right == "_")
     return word or (left.isspace() and right.isspace())
+
+
+def regions(
+    source: list[str], output: list[str], consumable: Callable[[str], bool], *, anchor_on_copies: bool
+) -> list[list[Opcode]]:
+    """The aligner's opcodes grouped: an equal run alone, or differing spans with the equal runs of
+    consumable tokens between them. `anchor_on_copies`: no equal run may start on a consumable token."""
+    opcodes = difflib.SequenceMatcher(consumable if anchor_on_copies else None, source, output, autojunk=False)
+    grouped: list[list[Opcode]] = []
+    for op in opcodes.get_opcodes():
+        if op[0] != "equal" and len(grouped) >= 2 and grouped[-2][0][0] != "equal":
+            _, g1, g2, _, _ = grouped[-1][0]
+            if all(consumable(t) for t in source[g1:g2]):
+                gap = grouped.pop()
+                grouped[-1].extend([*gap, op])
+                continue
+        grouped.append([op])
+    return grouped
+
+
+def repaired_at_marks(
+    region: list[Opcode], source: list[str], output: list[str], consumable: Callable[[str], bool]
+) -> Iterator[list[list[Opcode]]]:
+    """The region's tokens aligned again, with one punctuation mark of its source paired with the same mark of
+    its output and each side of the pair aligned alone: at most MAX_PAIRINGS ways, the first marks first."""
+    i1, i2, j1, j2 = region[0][1], region[-1][2], region[0][3], region[-1][4]
+    pairs = [(p, q) for p in range(i1, i2) for q in range(j1, j2) if source[p] == output[q] and _is_mark(source[p])]
+    for p, q in pairs[:MAX_PAIRINGS]:
+        yield [
+            *_regions_between(source, output, (i1, p), (j1, q), consumable),
+            [("equal", p, p + 1, q, q + 1)],
+            *_regions_between(source, output, (p + 1, i2), (q + 1, j2), consumable),
+        ]
+
+
+def _regions_between(
+    source: list[str],
+    output: list[str],
+    source_span: tuple[int, int],
+    output_span: tuple[int, int],
+    consumable: Callable[[str], bool],
+) -> list[list[Opcode]]:
+    """`regions` of source[a1:a2] against output[b1:b2], with indices into source and output."""
+    (a1, a2), (b1, b2) = source_span, output_span
+    return [
+        [(kind, a1 + s1, a1 + s2, b1 + o1, b1 + o2) for kind, s1, s2, o1, o2 in region]
+        for region in regions(source[a1:a2], output[b1:b2], consumable, anchor_on_copies=False)
+    ]
+
+
+def _is_mark(token: str) -> bool:
+    """A punctuation mark or symbol: a token of one character that is no word and no whitespace."""
+    return len(token) == 1 and not (token.isalnum() or token == "_" or token.isspace())

@@ -2,14 +2,20 @@
 must be the numbers its source says in words, in the same order. "ciento" -> "10", "mil novecientos ochenta" ->
 "980" or "veinticinco" -> "52" write digits where the guard's other rules only see that digits were written.
 
-Pure Python (re, dataclasses); the edit guard (service/engine/edit_guard.py) calls it on each span it allows.
+Also the manifest's tables of values (`number_values`, `month_numbers`) and the calendar check of the ISO dates an
+edit writes. Pure Python (re, datetime); the edit guard (service/engine/edit_guard.py) calls it on each span it
+allows.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
+
+from service.engine.errors import ModelLoadError
 
 # An ISO calendar date as a rewrite writes one ("2020-02-29"), not inside a longer run of digits.
 ISO_DATE = re.compile(r"(?<![\d-])(\d{4})-(\d{2})-(\d{2})(?![\d-])")
@@ -147,3 +153,41 @@ def cardinal(values: tuple[int, ...]) -> int:
     at = len(values) - 1 - values[::-1].index(largest)
     before, after = values[:at], values[at + 1 :]
     return (cardinal(before) if before else 1) * largest + (cardinal(after) if after else 0)
+
+
+def number_values_from_manifest(
+    entry: Mapping[str, Any], *, words: frozenset[str], connectors: frozenset[str], where: str
+) -> NumberValues | None:
+    """The optional `number_values` ({word: integer >= 0}) and `month_numbers` ({month name: 1-12}), both over
+    consumable words; None without `number_values`."""
+    tables: dict[str, dict[str, int]] = {}
+    for key, lowest, highest in (("number_values", 0, None), ("month_numbers", 1, 12)):
+        table = entry.get(key, {})
+        if not isinstance(table, Mapping) or not all(
+            word in words and type(value) is int and value >= lowest and (highest is None or value <= highest)
+            for word, value in table.items()
+        ):
+            limits = f"{lowest}-{highest}" if highest else f"integers >= {lowest}"
+            raise ModelLoadError(f"{where}: field 'edit_guard.{key}' must map words from consumable_words to {limits}")
+        tables[key] = dict(table)
+    if "number_values" not in entry:
+        return None
+    return NumberValues(words=tables["number_values"], months=tables["month_numbers"], connectors=connectors)
+
+
+def writes_impossible_date(out: list[str], j1: int, j2: int) -> bool:
+    """Whether out[j1:j2] writes part of an ISO date the calendar does not have ("2001-02-29"); a few tokens on each
+    side are read too, where the date may begin or end ("2001" of "29 feb 2001", matched to the source)."""
+    lo, hi = max(0, j1 - 4), min(len(out), j2 + 4)
+    text = "".join(out[lo:hi])
+    start = len("".join(out[lo:j1]))
+    stop = start + len("".join(out[j1:j2]))
+    return any(m.start() < stop and m.end() > start and not _is_real_date(*m.groups()) for m in ISO_DATE.finditer(text))
+
+
+def _is_real_date(year: str, month: str, day: str) -> bool:
+    try:
+        dt.date(int(year), int(month), int(day))
+    except ValueError:
+        return False
+    return True

@@ -71,6 +71,9 @@ def guard() -> EditGuard:
         # ... or past a joining word: "treinta y 2" is no number (a line of dialogue, 2026-12-05).
         ("—Treinta y dos.", "—Treinta y 2.", [("dos", "2")]),
         ("sixty and five", "sixty and 5", [("five", "5")]),
+        # Paired again at a mark both sides hold, a good edit is kept beside a bad one, never the bad one.
+        ("tres, cuatro casas", "3, 5 casas", [("cuatro", "5")]),
+        ("el 1 de mayo de 2001, veinte", "el 2001-05-01, 2", [("veinte", "2")]),
         # An ordinal outside a date: no month in the span or beside it.
         ("Our first child arrived", "Our 1 child arrived", [("first", "1")]),
         ("ha empezado primero de primaria", "ha empezado 1 de primaria", [("primero", "1")]),
