@@ -15,9 +15,11 @@ from dataclasses import dataclass
 _TOKEN = re.compile(r"\w+|\s+|[^\w\s]", re.UNICODE)
 # difflib's (tag, i1, i2, j1, j2) over a source's and an output's tokens.
 Opcode = tuple[str, int, int, int, int]
-# How many other pairings of its punctuation a refused region is tried with (regions are a few tokens; a long one
-# of many marks would otherwise be judged once per pair of them).
+# How many other pairings of its punctuation a refused region is tried with, and the most tokens (source and
+# output) it may have to be tried at all: each pairing aligns the region's two sides again, which costs difflib
+# the square of their length on repetitive text ("tres, tres, ..." -> "4, 4, ...": 60 of them took 2.4 s).
 MAX_PAIRINGS = 16
+MAX_REPAIRED_TOKENS = 64
 
 
 def split_tokens(text: str) -> list[str]:
@@ -115,8 +117,11 @@ def repaired_at_marks(
     region: list[Opcode], source: list[str], output: list[str], consumable: Callable[[str], bool]
 ) -> Iterator[list[list[Opcode]]]:
     """The region's tokens aligned again, with one punctuation mark of its source paired with the same mark of
-    its output and each side of the pair aligned alone: at most MAX_PAIRINGS ways, the first marks first."""
+    its output and each side of the pair aligned alone: at most MAX_PAIRINGS ways, the first marks first; none for
+    a region of over MAX_REPAIRED_TOKENS tokens."""
     i1, i2, j1, j2 = region[0][1], region[-1][2], region[0][3], region[-1][4]
+    if (i2 - i1) + (j2 - j1) > MAX_REPAIRED_TOKENS:
+        return
     pairs = [(p, q) for p in range(i1, i2) for q in range(j1, j2) if source[p] == output[q] and _is_mark(source[p])]
     for p, q in pairs[:MAX_PAIRINGS]:
         yield [

@@ -12,7 +12,7 @@ from model.data import CATEGORIES, iter_examples
 from model.words import edit_guard_spec
 from service.engine.edit_guard import EditGuard, RevertedEdit
 from service.engine.errors import ModelLoadError
-from service.engine.guard_alignment import split_tokens
+from service.engine.guard_alignment import MAX_REPAIRED_TOKENS, repaired_at_marks, split_tokens
 
 
 @pytest.fixture(scope="module")
@@ -183,6 +183,19 @@ def test_a_long_copied_text_costs_only_its_differing_middle(guard: EditGuard) ->
     assert result.text == copied + "3 casas " + copied
     bad = guard.apply(copied + "tres casas " + copied, copied + "3 casa " + copied)
     assert bad.text == copied + "3 casas " + copied
+
+
+def test_only_a_short_refused_region_is_paired_again_at_its_marks(guard: EditGuard) -> None:
+    """Each pairing aligns the region again (the square of its length on repetitive text): a long one is judged
+    as the aligner paired it, so a list of wrong numbers goes back whole as before."""
+    source, output = split_tokens("tres, cuatro"), split_tokens("3, 5")
+    region = [("replace", 0, len(source), 0, len(output))]
+    assert len(list(repaired_at_marks(region, source, output, guard._consumable))) == 1
+    source, output = split_tokens(", ".join(["tres"] * 40)), split_tokens(", ".join(["4"] * 40))
+    region = [("replace", 0, len(source), 0, len(output))]
+    assert len(source) + len(output) > MAX_REPAIRED_TOKENS
+    assert list(repaired_at_marks(region, source, output, guard._consumable)) == []
+    assert guard.apply(", ".join(["tres"] * 40), ", ".join(["4"] * 40)).text == ", ".join(["tres"] * 40)
 
 
 @pytest.mark.parametrize(
