@@ -308,25 +308,22 @@ class Engine:
     def _submit_one(
         self,
         text: str,
+        group: str | None,
         *,
         params: GenerationParams,
         attention: AttentionSpec | None,
         forced_target: str | None,
         stream: bool,
     ) -> RequestHandle:
-        """Queue one model call (submit's whole work for an input within the limit)."""
+        """Queue one model call (submit's whole work for an input within the limit), a piece of document `group`."""
         loaded = self._require_loaded()
         request, rows = self._build_request(text, params, attention, forced_target, loaded)
         lane = min(self._lanes, key=EngineLoop.load) if len(self._lanes) > 1 else self._lanes[0]
         handle = RequestHandle(request.id, asyncio.get_running_loop(), lane.cancel, stream=stream)
         now = self._clock()
+        tokens = rows * (len(request.source_ids) + request.params.max_new_tokens)
         deadline = now + params.timeout_s if params.timeout_s is not None else None
-        pending = PendingRequest(
-            request.id,
-            rows=rows,
-            tokens=rows * (len(request.source_ids) + request.params.max_new_tokens),
-            deadline=deadline,
-        )
+        pending = PendingRequest(request.id, rows=rows, tokens=tokens, deadline=deadline, group=group)
         with lane.lock:
             lane.scheduler.add(pending, now=now)  # raises Overloaded
             lane.entries[request.id] = Entry(request, handle, submitted_at=time.monotonic())

@@ -27,6 +27,8 @@ _MULTIPLIERS = frozenset({100, 1000, 10**6, 10**9, 10**12})
 # The most words one number of the contract is written with: 999,999,999,999 in English takes 19 ("nine hundred
 # ninety-nine billion ..."), in Spanish 15.
 _LONGEST_GROUP = 24
+# The most words each of a spoken year's two parts is written with (two: "ninety-nine", "oh five"; one spare).
+_YEAR_PART_WORDS = 3
 
 
 @dataclass(frozen=True)
@@ -121,7 +123,8 @@ class _Partition:
 
     def _group_ends(self, start: int, value: int) -> list[int]:
         ends = []
-        for stop in range(start + 1, min(len(self.units), start + _LONGEST_GROUP) + 1):
+        longest = min(_LONGEST_GROUP, _most_words(value))
+        for stop in range(start + 1, min(len(self.units), start + longest) + 1):
             if self.units[stop - 1].run != self.units[start].run:
                 break
             if (start, stop) not in self._readings:
@@ -131,12 +134,22 @@ class _Partition:
         return ends
 
 
+def _most_words(value: int) -> int:
+    """The most number words `value` is said with: five for each group of three digits ("nine hundred ninety-nine
+    thousand", "novecientos noventa y nueve mil"; "y" and "and" are connectors, no units) and one spare. A group
+    longer than that cannot say it, and is not read: a list of 60 "tres" was read in groups of up to 24 words."""
+    return 5 * -(-len(str(value)) // 3) + 1
+
+
 def readings(values: tuple[int, ...]) -> set[int]:
     """What a run of number values may say: the cardinal ("mil novecientos ochenta" 1980, "twenty-one hundred"
     2100, "mil millones" 10**9) and, split in two parts of up to two digits each, a spoken year ("nineteen
     eighty-four" 1984, "twenty twenty-six" 2026, "nineteen oh five" 1905)."""
     found = {cardinal(values)}
-    for cut in range(1, len(values)):
+    # Each part of a year is at most a few words ("nineteen", "eighty-four", "oh five"): a longer run is read as a
+    # cardinal only, which keeps a run of 24 words at 24 operations instead of 24 squared (a list of 60 number
+    # words, "tres, tres, ...", took 70 ms to check, for each of the guard's alignments of it).
+    for cut in range(max(1, len(values) - _YEAR_PART_WORDS), min(len(values) - 1, _YEAR_PART_WORDS) + 1):
         century, year = cardinal(values[:cut]), cardinal(values[cut:])
         if 10 <= century <= 99 and 0 <= year <= 99:
             found.add(century * 100 + year)

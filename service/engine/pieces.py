@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import uuid
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field, replace
 
@@ -19,7 +20,9 @@ from service.engine.segmentation import Piece, SegmentationSpec, Segmented, spli
 from service.engine.text_cache import TextMemo
 from service.engine.types import GenerationResult, TokenEvent
 
-SubmitOne = Callable[[str], RequestHandle]  # one model call of the request (its params and options bound)
+# One model call of the request (its params and options bound); `group` names the document a piece belongs to,
+# which the scheduler takes turns between (service/engine/scheduler.py).
+SubmitOne = Callable[[str, str | None], RequestHandle]
 
 
 @dataclass(frozen=True)
@@ -109,7 +112,7 @@ class TextRules:
         if not (attention or forced) and self._wants_pieces(text):
             return self._submit_pieces(text, submit_one, guard=guard, stream=stream, on_reverted=on_reverted)
         try:
-            handle = submit_one(text)
+            handle = submit_one(text, None)
         except InputTooLong:
             if self.segmentation is None or forced:
                 raise
@@ -142,9 +145,10 @@ class TextRules:
                 f"one request holds at most {self.max_pieces}: send it in parts"
             )
         handles: list[RequestHandle] = []
+        document = f"document-{uuid.uuid4().hex}"
         try:
             for piece in plan.pieces:  # in one event loop turn: the pieces share encoder passes and batches
-                handles.append(submit_one(piece.text))
+                handles.append(submit_one(piece.text, document))
         except ServingError:
             for submitted in handles:
                 submitted.cancel("disconnect")  # the client gets the error: nobody reads these
@@ -275,7 +279,23 @@ class JoinedHandle:
             done.append(result)
             if result.finish_reason == "stop_sequence":
                 break  # the later pieces are dropped (they finish in the engine; nobody reads them)
-        self._result.set_result(self._join(done))
+        if len(done) == 1:
+            self._result.set_result(self._join(done))
+            return
+        # The guard reads every piece (a line of 60 number words, tens of milliseconds): a document's join runs
+        # off the event loop, which it held for 86 s when 250 such lines came in one request.
+        joined = asyncio.get_running_loop().run_in_executor(None, self._join, done)
+        joined.add_done_callback(self._settle_joined)
+
+    def _settle_joined(self, joined: asyncio.Future[GenerationResult]) -> None:
+        if self._result.done():
+            return
+        error = joined.exception()
+        if error is not None:
+            self._result.set_exception(error)
+            self._result.exception()
+        else:
+            self._result.set_result(joined.result())
 
     def _join(self, results: list[GenerationResult]) -> GenerationResult:
         truncated = len(results) < len(self._handles) or results[-1].finish_reason == "stop_sequence"

@@ -77,3 +77,22 @@ def test_long_inputs_never_stall_liveness(tmp_path: Path) -> None:
         )
         assert set(statuses) == {413}
         assert max(latencies, default=0) < 1.0
+
+
+def test_a_document_of_number_lists_never_stalls_liveness(tmp_path: Path) -> None:
+    """64 lines of 60 number words: the model leaves some in words, and the edit guard reads every line's numbers
+    (the value check, two alignments). Joined on the event loop, with the value check reading groups of up to 24
+    words, it held the loop 0.35 s a line (250 lines: 86 s, every other client waiting); now the join runs in a
+    thread and reads no group longer than its number can be said in."""
+    with _service(tmp_path) as (_, url):
+        document = "\n".join([", ".join(["tres"] * 60)] * 64)
+        statuses, took, latencies = _burst(url, {"inputs": document, "parameters": {"max_new_tokens": 127}}, 1)
+        log.info(
+            "a document of 64 lines of 60 number words: %s in %.2fs; /health/live max %.3fs over %d probes",
+            statuses,
+            max(took),
+            max(latencies, default=0),
+            len(latencies),
+        )
+        assert statuses == [200]
+        assert max(latencies, default=0) < 1.0

@@ -145,3 +145,26 @@ def test_lanes_share_out_the_batching_limits() -> None:
     assert (share.max_batch_size, share.max_tokens_in_flight, share.max_queue, share.lanes) == (16, 8192, 128, 1)
     with pytest.raises(ValidationError, match="at most max_batch_size"):
         BatchingSettings(max_batch_size=2, lanes=3)
+
+
+def test_pieces_of_a_document_take_turns_with_other_requests() -> None:
+    """A document's 6 pieces queued at once, then two requests of their own and a second document: each of them
+    waits for one piece of each group before it, not for the whole first document (FIFO between requests)."""
+    s = Scheduler(policy(max_batch_size=1, max_queue=20))
+    for i in range(6):
+        s.add(PendingRequest(f"a{i}", rows=1, tokens=10, group="doc-a"), now=0)
+    admitted = [p.id for p in s.plan_step(now=0).join]
+    s.add(req("x"), now=1)
+    s.add(req("y"), now=1)
+    for i in range(2):
+        s.add(PendingRequest(f"b{i}", rows=1, tokens=10, group="doc-b"), now=1)
+    while not s.empty:
+        plan = s.plan_step(now=2)
+        admitted += [p.id for p in plan.join]
+        s.finish_step(StepResults(finished=plan.running))
+    assert admitted == ["a0", "a1", "x", "y", "b0", "a2", "b1", "a3", "a4", "a5"]
+    # A group none of which waits starts again from the current round: it is not owed the turns it missed.
+    s.add(PendingRequest("a6", rows=1, tokens=10, group="doc-a"), now=3)
+    s.add(req("z"), now=3)
+    assert [p.id for p in s.plan_step(now=3).join] == ["a6"]
+    assert s.queue_depth == 1

@@ -229,7 +229,7 @@ def test_more_pieces_than_a_request_may_hold_is_too_long_not_overloaded() -> Non
     async def submit_both() -> None:
         loop = asyncio.get_running_loop()
 
-        def submit_one(text: str) -> RequestHandle:
+        def submit_one(text: str, group: str | None) -> RequestHandle:
             submitted.append(text)
             return RequestHandle(text, loop, lambda request_id, reason: None)
 
