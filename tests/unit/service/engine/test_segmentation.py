@@ -4,16 +4,17 @@ back byte for byte; and JoinedHandle, which joins the pieces' tokens and results
 from __future__ import annotations
 
 import asyncio
+import threading
 from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from service.engine.edit_guard import EditGuard
+from service.engine.edit_guard import EditGuard, GuardedText
 from service.engine.errors import InputTooLong, ModelLoadError
 from service.engine.handle import RequestHandle
-from service.engine.pieces import JoinedHandle, TextRules
+from service.engine.pieces import JOIN_ON_LOOP_CHARS, JoinedHandle, TextRules
 from service.engine.segmentation import Piece, SegmentationSpec, Segmented, split_text, units
 from service.engine.types import GenerationResult, TokenEvent
 
@@ -241,3 +242,33 @@ def test_more_pieces_than_a_request_may_hold_is_too_long_not_overloaded() -> Non
 
     asyncio.run(submit_both())
     assert submitted == ["uno", "dos", "tres"]
+
+
+@pytest.mark.parametrize(("repeat", "off_the_loop"), [(1, False), (40, True)])
+def test_the_guard_reads_a_long_text_off_the_event_loop(repeat: int, off_the_loop: bool) -> None:
+    """A short text is joined where its last piece finishes; a longer one (over JOIN_ON_LOOP_CHARS) in a thread, so
+    that the guard's reading of a long list of numbers does not hold every other request."""
+    guard = EditGuard(frozenset({"dos", "tres"}), frozenset("0123456789"), frozenset("0123456789"))
+    threads: list[threading.Thread] = []
+    original = EditGuard.apply
+
+    def recording(self: EditGuard, source: str, output: str) -> GuardedText:
+        threads.append(threading.current_thread())
+        return original(self, source, output)
+
+    plan = Segmented(pieces=tuple(Piece(before=" ", text="dos tres " * repeat) for _ in range(3)), after="")
+    assert (sum(len(piece.text) for piece in plan.pieces) > JOIN_ON_LOOP_CHARS) is off_the_loop
+
+    async def run() -> GenerationResult:
+        loop = asyncio.get_running_loop()
+        handles, _ = _handles(loop, stream=False)
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(EditGuard, "apply", recording)
+            joined = JoinedHandle(handles, plan, guard=guard, on_reverted=print, input_token_ids=None, stream=False)
+            _feed(handles, [_result(["2 3 " * repeat])] * 3, [0, 1, 2])
+            return await joined.result()
+
+    result = asyncio.run(run())
+    assert result.text == (" " + "2 3 " * repeat) * 3
+    assert len(threads) == 3
+    assert all((thread is not threading.main_thread()) is off_the_loop for thread in threads)
