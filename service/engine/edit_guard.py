@@ -7,6 +7,7 @@ Pure Python (re, difflib); imports only service.engine: errors, guard_alignment 
 
 from __future__ import annotations
 
+import itertools
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -22,6 +23,7 @@ from service.engine.guard_alignment import (
     regions,
     repaired_at_marks,
     split_tokens,
+    with_unknown_words_apart,
 )
 from service.engine.guard_language import LANGUAGE_FIELDS, LanguageRule, language_rule_from_manifest
 from service.engine.guard_values import NumberValues, number_values_from_manifest, writes_impossible_date
@@ -236,10 +238,14 @@ class EditGuard:
             # Refused whole, a region may pair its punctuation wrongly: in "August fifteenth, two thousand eleven,
             # once" -> "2011-08-15, 11" the aligner matches the date's comma with the first, so that neither part
             # is an allowed edit. Paired again at each mark both sides hold, the way that puts back least is kept.
-            # (A pairing that only copies its mark, and reverts the rest, gains nothing: hence the 2.)
+            # (A pairing that only copies its mark, and reverts the rest, gains nothing: hence the 2.) So are the
+            # words no edit consumes that open or close one of its spans, set apart (a dropped "Tiene" put back).
             settled = self._judged_in_parts([region], alignment)
             bar = _reverted_length(settled) - 2
-            for pairing in repaired_at_marks(region, src, out, self._consumable):
+            for pairing in itertools.chain(
+                repaired_at_marks(region, src, out, self._consumable),
+                with_unknown_words_apart(region, src, out, self._consumable),
+            ):
                 candidate = self._judged_in_parts(pairing, alignment)
                 if _reverted_length(candidate) < bar:
                     settled, bar = candidate, _reverted_length(candidate)

@@ -131,6 +131,28 @@ def repaired_at_marks(
         ]
 
 
+def with_unknown_words_apart(
+    region: list[Opcode], source: list[str], output: list[str], consumable: Callable[[str], bool]
+) -> Iterator[list[list[Opcode]]]:
+    """The region with the words no edit may consume that open or close one of its differing spans taken apart, a
+    deletion of their own, the span's whole output left to the words between: "Tiene dos" -> "2" as "Tiene " -> ""
+    and "dos" -> "2" (the model dropped "Tiene": put back alone, the edit stays). One way per such span; none for
+    a region of over MAX_REPAIRED_TOKENS tokens."""
+    if (region[-1][2] - region[0][1]) + (region[-1][4] - region[0][3]) > MAX_REPAIRED_TOKENS:
+        return
+    for at, (kind, a1, a2, b1, b2) in enumerate(region):
+        words = [i for i in range(a1, a2) if not source[i].isspace()]
+        consumed = [i for i in words if consumable(source[i])]
+        if kind == "equal" or not consumed or len(consumed) == len(words):
+            continue
+        first, last = consumed[0], consumed[-1] + 1
+        apart = [("delete", a1, first, b1, b1)] if first > a1 else []
+        apart.append(("replace", first, last, b1, b2))
+        apart += [("delete", last, a2, b2, b2)] if last < a2 else []
+        if len(apart) > 1:
+            yield [[*region[:at], *apart, *region[at + 1 :]]]
+
+
 def _regions_between(
     source: list[str],
     output: list[str],

@@ -74,6 +74,10 @@ def guard() -> EditGuard:
         # Paired again at a mark both sides hold, a good edit is kept beside a bad one, never the bad one.
         ("tres, cuatro casas", "3, 5 casas", [("cuatro", "5")]),
         ("el 1 de mayo de 2001, veinte", "el 2001-05-01, 2", [("veinte", "2")]),
+        # Words no edit consumes, dropped beside a good edit: put back alone, the edit kept (the fresh probe's
+        # "Tiene dos piscinas" came out "2 piscinas" and was put back whole, in words, before 2026-12-05).
+        ("de la playa. Tiene dos piscinas.", "de la playa. 2 piscinas.", [("Tiene ", "")]),
+        ("Tengo dos piscinas grandes.", "Tengo 2.", [(" piscinas grandes", "")]),
         # An ordinal outside a date: no month in the span or beside it.
         ("Our first child arrived", "Our 1 child arrived", [("first", "1")]),
         ("ha empezado primero de primaria", "ha empezado 1 de primaria", [("primero", "1")]),
