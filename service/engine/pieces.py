@@ -289,9 +289,9 @@ class JoinedHandle:
         joined.add_done_callback(self._settle_joined)
 
     def _settle_joined(self, joined: asyncio.Future[GenerationResult]) -> None:
+        error = joined.exception()  # also marks it retrieved, when nobody waits for the result any more
         if self._result.done():
             return
-        error = joined.exception()
         if error is not None:
             self._result.set_exception(error)
             self._result.exception()
