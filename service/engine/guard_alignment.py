@@ -117,18 +117,44 @@ def repaired_at_marks(
     region: list[Opcode], source: list[str], output: list[str], consumable: Callable[[str], bool]
 ) -> Iterator[list[list[Opcode]]]:
     """The region's tokens aligned again, with one punctuation mark of its source paired with the same mark of
-    its output and each side of the pair aligned alone: at most MAX_PAIRINGS ways, the first marks first; none for
-    a region of over MAX_REPAIRED_TOKENS tokens."""
+    its output and each side of the pair aligned alone (at most MAX_PAIRINGS ways, the first marks first; none for
+    a region of over MAX_REPAIRED_TOKENS tokens), then with all its marks paired at once, as the two sequences of
+    marks align ("1 de mayo de 2001, veinte, tres" -> "2001-05-01, 2, 3": three parts, of which only "veinte" -> "2"
+    is refused; its parts are short, so any region is tried so)."""
     i1, i2, j1, j2 = region[0][1], region[-1][2], region[0][3], region[-1][4]
-    if (i2 - i1) + (j2 - j1) > MAX_REPAIRED_TOKENS:
-        return
-    pairs = [(p, q) for p in range(i1, i2) for q in range(j1, j2) if source[p] == output[q] and _is_mark(source[p])]
-    for p, q in pairs[:MAX_PAIRINGS]:
-        yield [
-            *_regions_between(source, output, (i1, p), (j1, q), consumable),
-            [("equal", p, p + 1, q, q + 1)],
-            *_regions_between(source, output, (p + 1, i2), (q + 1, j2), consumable),
-        ]
+    if (i2 - i1) + (j2 - j1) <= MAX_REPAIRED_TOKENS:
+        marks = (p for p in range(i1, i2) if _is_mark(source[p]))
+        pairs = [(p, q) for p in marks for q in range(j1, j2) if source[p] == output[q]]
+        for pair in pairs[:MAX_PAIRINGS]:
+            yield _paired_at(region, source, output, [pair], consumable)
+    source_marks = [p for p in range(i1, i2) if _is_mark(source[p])]
+    output_marks = [q for q in range(j1, j2) if _is_mark(output[q])]
+    matcher = difflib.SequenceMatcher(
+        None, [source[p] for p in source_marks], [output[q] for q in output_marks], autojunk=False
+    )
+    every = [
+        (source_marks[a + k], output_marks[b + k]) for a, b, size in matcher.get_matching_blocks() for k in range(size)
+    ]
+    if len(every) > 1:
+        yield _paired_at(region, source, output, every, consumable)
+
+
+def _paired_at(
+    region: list[Opcode],
+    source: list[str],
+    output: list[str],
+    pairs: list[tuple[int, int]],
+    consumable: Callable[[str], bool],
+) -> list[list[Opcode]]:
+    """The region aligned again with each (source, output) mark of `pairs`, in order, paired and the parts between
+    aligned alone."""
+    regions: list[list[Opcode]] = []
+    start = (region[0][1], region[0][3])
+    for p, q in pairs:
+        regions += _regions_between(source, output, (start[0], p), (start[1], q), consumable)
+        regions.append([("equal", p, p + 1, q, q + 1)])
+        start = (p + 1, q + 1)
+    return regions + _regions_between(source, output, (start[0], region[-1][2]), (start[1], region[-1][4]), consumable)
 
 
 def with_unknown_words_apart(

@@ -73,6 +73,7 @@ def guard() -> EditGuard:
         ("sixty and five", "sixty and 5", [("five", "5")]),
         # Paired again at a mark both sides hold, a good edit is kept beside a bad one, never the bad one.
         ("tres, cuatro casas", "3, 5 casas", [("cuatro", "5")]),
+        ("el 1 de mayo de 2001, veinte, tres", "el 2001-05-01, 2, 3", [("veinte", "2")]),
         ("el 1 de mayo de 2001, veinte", "el 2001-05-01, 2", [("veinte", "2")]),
         # Words no edit consumes, dropped beside a good edit: put back alone, the edit kept (the fresh probe's
         # "Tiene dos piscinas" came out "2 piscinas" and was put back whole, in words, before 2026-12-05).
@@ -189,17 +190,20 @@ def test_a_long_copied_text_costs_only_its_differing_middle(guard: EditGuard) ->
     assert bad.text == copied + "3 casas " + copied
 
 
-def test_only_a_short_refused_region_is_paired_again_at_its_marks(guard: EditGuard) -> None:
-    """Each pairing aligns the region again (the square of its length on repetitive text): a long one is judged
-    as the aligner paired it, so a list of wrong numbers goes back whole as before."""
+def test_only_a_short_refused_region_is_paired_again_at_each_mark(guard: EditGuard) -> None:
+    """Each single pairing aligns the whole region again (the square of its length on repetitive text): a long
+    region is only paired at all its marks at once, whose parts are short. A list of 40 numbers with one wrong
+    puts back that one alone."""
     source, output = split_tokens("tres, cuatro"), split_tokens("3, 5")
     region = [("replace", 0, len(source), 0, len(output))]
     assert len(list(repaired_at_marks(region, source, output, guard._consumable))) == 1
-    source, output = split_tokens(", ".join(["tres"] * 40)), split_tokens(", ".join(["4"] * 40))
+    source, output = split_tokens(", ".join(["tres"] * 40)), split_tokens(", ".join(["3"] * 39 + ["4"]))
     region = [("replace", 0, len(source), 0, len(output))]
     assert len(source) + len(output) > MAX_REPAIRED_TOKENS
-    assert list(repaired_at_marks(region, source, output, guard._consumable)) == []
-    assert guard.apply(", ".join(["tres"] * 40), ", ".join(["4"] * 40)).text == ", ".join(["tres"] * 40)
+    assert len(list(repaired_at_marks(region, source, output, guard._consumable))) == 1
+    result = guard.apply("".join(source), "".join(output))
+    assert result.text == ", ".join(["3"] * 39 + ["tres"])
+    assert [(r.source, r.output) for r in result.reverted] == [("tres", "4")]
 
 
 @pytest.mark.parametrize(
