@@ -122,13 +122,12 @@ def repaired_at_marks(
     marks align ("1 de mayo de 2001, veinte, tres" -> "2001-05-01, 2, 3": three parts, of which only "veinte" -> "2"
     is refused; its parts are short, so any region is tried so)."""
     i1, i2, j1, j2 = region[0][1], region[-1][2], region[0][3], region[-1][4]
-    if (i2 - i1) + (j2 - j1) <= MAX_REPAIRED_TOKENS:
-        marks = (p for p in range(i1, i2) if _is_mark(source[p]))
-        pairs = [(p, q) for p in marks for q in range(j1, j2) if source[p] == output[q]]
-        for pair in pairs[:MAX_PAIRINGS]:
-            yield _paired_at(region, source, output, [pair], consumable)
     source_marks = [p for p in range(i1, i2) if _is_mark(source[p])]
     output_marks = [q for q in range(j1, j2) if _is_mark(output[q])]
+    if (i2 - i1) + (j2 - j1) <= MAX_REPAIRED_TOKENS:
+        pairs = [(p, q) for p in source_marks for q in output_marks if source[p] == output[q]]
+        for pair in pairs[:MAX_PAIRINGS]:
+            yield _paired_at(region, source, output, [pair], consumable)
     matcher = difflib.SequenceMatcher(
         None, [source[p] for p in source_marks], [output[q] for q in output_marks], autojunk=False
     )
