@@ -233,22 +233,21 @@ class EditGuard:
             if region[0][0] == "equal":
                 pieces.append("".join(out[region[0][3] : region[0][4]]))
                 continue
-            if self._judge(region, alignment, pieces, reverted):
-                continue
-            # Refused whole, a region may pair its punctuation wrongly: in "August fifteenth, two thousand eleven,
-            # once" -> "2011-08-15, 11" the aligner matches the date's comma with the first, so that neither part
-            # is an allowed edit. Paired again at each mark both sides hold, the way that puts back least is kept.
-            # (A pairing that only copies its mark, and reverts the rest, gains nothing: hence the 2.) So are the
-            # words no edit consumes that open or close one of its spans, set apart (a dropped "Tiene" put back).
             settled = self._judged_in_parts([region], alignment)
-            bar = _reverted_length(settled) - 2
-            for pairing in itertools.chain(
-                repaired_at_marks(region, src, out, self._consumable),
-                with_unknown_words_apart(region, src, out, self._consumable),
-            ):
-                candidate = self._judged_in_parts(pairing, alignment)
-                if _reverted_length(candidate) < bar:
-                    settled, bar = candidate, _reverted_length(candidate)
+            # Where it puts anything back, a region may pair its punctuation wrongly: in "August fifteenth, two
+            # thousand eleven, once" -> "2011-08-15, 11" the aligner matches the date's comma with the first, so that
+            # neither part is an allowed edit. Paired again at its marks, the way that puts back least is kept (a
+            # pairing that only copies its mark, and reverts the rest, gains nothing: hence the 2). So are the words
+            # no edit consumes that open or close one of its spans, set apart (a dropped "Tiene" put back).
+            if settled.reverted:
+                bar = _reverted_length(settled) - 2
+                for pairing in itertools.chain(
+                    repaired_at_marks(region, src, out, self._consumable),
+                    with_unknown_words_apart(region, src, out, self._consumable),
+                ):
+                    candidate = self._judged_in_parts(pairing, alignment)
+                    if _reverted_length(candidate) < bar:
+                        settled, bar = candidate, _reverted_length(candidate)
             pieces.append(settled.text)
             reverted.extend(settled.reverted)
         pieces.append(output[len(output) - end :])

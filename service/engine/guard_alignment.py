@@ -124,7 +124,7 @@ def repaired_at_marks(
     i1, i2, j1, j2 = region[0][1], region[-1][2], region[0][3], region[-1][4]
     source_marks = [p for p in range(i1, i2) if _is_mark(source[p])]
     output_marks = [q for q in range(j1, j2) if _is_mark(output[q])]
-    if (i2 - i1) + (j2 - j1) <= MAX_REPAIRED_TOKENS:
+    if _short(region):
         pairs = [(p, q) for p in source_marks for q in output_marks if source[p] == output[q]]
         for pair in pairs[:MAX_PAIRINGS]:
             yield _paired_at(region, source, output, [pair], consumable)
@@ -163,7 +163,7 @@ def with_unknown_words_apart(
     deletion of their own, the span's whole output left to the words between: "Tiene dos" -> "2" as "Tiene " -> ""
     and "dos" -> "2" (the model dropped "Tiene": put back alone, the edit stays). One way per such span; none for
     a region of over MAX_REPAIRED_TOKENS tokens."""
-    if (region[-1][2] - region[0][1]) + (region[-1][4] - region[0][3]) > MAX_REPAIRED_TOKENS:
+    if not _short(region):
         return
     for at, (kind, a1, a2, b1, b2) in enumerate(region):
         words = [i for i in range(a1, a2) if not source[i].isspace()]
@@ -191,6 +191,11 @@ def _regions_between(
         [(kind, a1 + s1, a1 + s2, b1 + o1, b1 + o2) for kind, s1, s2, o1, o2 in region]
         for region in regions(source[a1:a2], output[b1:b2], consumable, anchor_on_copies=False)
     ]
+
+
+def _short(region: list[Opcode]) -> bool:
+    """Whether the region holds at most MAX_REPAIRED_TOKENS tokens, source and output together."""
+    return (region[-1][2] - region[0][1]) + (region[-1][4] - region[0][3]) <= MAX_REPAIRED_TOKENS
 
 
 def _is_mark(token: str) -> bool:
