@@ -17,9 +17,6 @@ Frequent-word sentences: real words in the frames dates are written in, most wit
 
 Opening-count drills: texts whose second or third sentence opens with its count (model/opening_counts.py).
 
-Lookalike-count drills: counts beside words that look like number words and are none, capitalized at times
-(model/lookalike_counts.py).
-
 Character drills: words of characters drawn by their UTF-8 lead byte, uniformly, copied. A byte-level model
 copies a character it has no token for byte by byte, and lead bytes of rare scripts (0xDC of Syriac "ܸ")
 hardly occur in training text: the models wrote the common Cyrillic lead 0xD3 instead ("ܸ" -> "Ӹ").
@@ -33,7 +30,6 @@ from collections.abc import Iterable, Sequence
 
 from model.data import Example
 from model.frequent_text import frequent_word, frequent_word_text
-from model.lookalike_counts import lookalike_count_passage
 from model.opening_counts import opening_count_text
 from model.sentences_rewritten import leap_day_drill, leap_day_minimal_pair
 from model.tokenizer import Tokenizer
@@ -43,7 +39,6 @@ LEAP_DAY_CATEGORY = "leap_day_drill"
 FREQUENT_WORD_CATEGORY = "frequent_word_drill"
 CHARACTER_CATEGORY = "character_drill"
 OPENING_COUNT_CATEGORY = "opening_count_drill"
-LOOKALIKE_COUNT_CATEGORY = "lookalike_count_drill"
 # UTF-8 lead bytes by sequence length (RFC 3629), drawn uniformly within a length.
 _LEAD_BYTES = {2: range(0xC2, 0xE0), 3: range(0xE0, 0xF0), 4: range(0xF0, 0xF5)}
 _SEQUENCE_LENGTH_WEIGHTS = {2: 0.5, 3: 0.3, 4: 0.2}
@@ -160,14 +155,4 @@ def mix_in_opening_count_drills(
     start = 3 * len(examples) // 4
     drills = [opening_count_text(rng, rng.choice(("es", "en")), line_share=line_share) for _ in range(count)]
     replaced = [Example(s, t, OPENING_COUNT_CATEGORY) for s, t in drills]
-    return [*examples[:start], *replaced, *examples[start + count :]]
-
-
-def mix_in_lookalike_count_drills(examples: Sequence[Example], rng: random.Random, share: float) -> list[Example]:
-    """`examples` with round(share * len) from five eighths on replaced by counts beside lookalikes of number
-    words, half of them Spanish (between the frequent-word drills and the opening-count drills: all can apply)."""
-    count = round(share * len(examples))
-    start = 5 * len(examples) // 8
-    drills = [lookalike_count_passage(rng, rng.choice(("es", "en"))) for _ in range(count)]
-    replaced = [Example(s, t, LOOKALIKE_COUNT_CATEGORY) for s, t in drills]
     return [*examples[:start], *replaced, *examples[start + count :]]

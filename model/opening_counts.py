@@ -121,7 +121,7 @@ def opening_count_sentence(rng: random.Random, lang: str) -> Pair:
     return capitalized(source), capitalized(target)
 
 
-def surrounding_sentence(rng: random.Random, lang: str) -> Pair:
+def _surrounding_sentence(rng: random.Random, lang: str) -> Pair:
     """A sentence of training's, ended: a bare expression ("the thirty-first of November") gets a full stop, so
     that the count after it opens a sentence rather than reading on from it."""
     kind = _weighted(rng, LEADING_KINDS)
@@ -211,10 +211,10 @@ def opening_count_text(rng: random.Random, lang: str, *, line_share: float = 0.0
     if line_share and rng.random() < line_share:
         return count_line(rng, lang)
     while True:
-        sentences = [surrounding_sentence(rng, lang) for _ in range(rng.choice((1, 1, 2)))]
+        sentences = [_surrounding_sentence(rng, lang) for _ in range(rng.choice((1, 1, 2)))]
         sentences.append(opening_count_sentence(rng, lang))
         if rng.random() < FOLLOWING_SENTENCE_SHARE:
-            sentences.append(surrounding_sentence(rng, lang))
+            sentences.append(_surrounding_sentence(rng, lang))
         source, target = sentences[0]
         for next_source, next_target in sentences[1:]:
             separator = str(_weighted(rng, SEPARATORS))

@@ -28,7 +28,6 @@ from model.drills import (
     mix_in_character_drills,
     mix_in_frequent_word_drills,
     mix_in_leap_day_drills,
-    mix_in_lookalike_count_drills,
     mix_in_opening_count_drills,
 )
 from model.parallel import ONE_PROCESS, WorkerGroup, run_workers
@@ -301,9 +300,6 @@ def train_in_group(
             examples = mix_in_opening_count_drills(
                 examples, opening_rng, config.opening_count_drill_share, line_share=config.opening_count_line_share
             )
-        if config.lookalike_count_drill_share > 0:
-            lookalike_rng = random.Random(f"lookalike-count-drills:{config.seed}:{step}")
-            examples = mix_in_lookalike_count_drills(examples, lookalike_rng, config.lookalike_count_drill_share)
         if config.character_drill_share > 0:
             character_rng = random.Random(f"character-drills:{config.seed}:{step}")
             examples = mix_in_character_drills(examples, character_rng, config.character_drill_share)

@@ -95,13 +95,6 @@ class TrainConfig:
             "a line of dialogue (model/opening_counts.py)."
         },
     )
-    lookalike_count_drill_share: float = field(
-        default=0.0,
-        metadata={
-            "help": "Share of each batch replaced by counts beside words that look like number words and are none "
-            "(model/lookalike_counts.py)."
-        },
-    )
     character_drill_share: float = field(
         default=0.0,
         metadata={

@@ -64,8 +64,6 @@ class PairSource:
             raise DataError("--opening-count-drill-share applies to the bundled generator, not to --data files")
         if config.opening_count_line_share > 0 and config.opening_count_drill_share <= 0:
             raise DataError("--opening-count-line-share shapes the opening-count drills: give their share too")
-        if config.lookalike_count_drill_share > 0 and config.data is not None:
-            raise DataError("--lookalike-count-drill-share applies to the bundled generator, not to --data files")
         if config.character_drill_share > 0 and config.data is not None:
             raise DataError("--character-drill-share applies to the bundled generator, not to --data files")
         if config.leap_day_minimal_pairs and config.leap_day_drill_share <= 0:
