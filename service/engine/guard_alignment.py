@@ -147,13 +147,13 @@ def _paired_at(
 ) -> list[list[Opcode]]:
     """The region aligned again with each (source, output) mark of `pairs`, in order, paired and the parts between
     aligned alone."""
-    regions: list[list[Opcode]] = []
+    parts: list[list[Opcode]] = []
     start = (region[0][1], region[0][3])
     for p, q in pairs:
-        regions += _regions_between(source, output, (start[0], p), (start[1], q), consumable)
-        regions.append([("equal", p, p + 1, q, q + 1)])
+        parts += _regions_between(source, output, (start[0], p), (start[1], q), consumable)
+        parts.append([("equal", p, p + 1, q, q + 1)])
         start = (p + 1, q + 1)
-    return regions + _regions_between(source, output, (start[0], region[-1][2]), (start[1], region[-1][4]), consumable)
+    return parts + _regions_between(source, output, (start[0], region[-1][2]), (start[1], region[-1][4]), consumable)
 
 
 def with_unknown_words_apart(
