@@ -7,6 +7,10 @@ PY := $(VENV)/bin/python
 # win; their defaults live in service/http/settings.py), except MODEL_DIR given on make's command line.
 MODEL_DIR ?= $(or $(ATENTO_MODEL_DIR),models/normalize/1)
 CHECKPOINT ?= runs/normalize
+# `make test` runs the suite in this many pytest-xdist processes, each taking a whole test file at a time (its
+# module fixtures built once): most of the suite is one busy Python thread, so two use both cores of a 2-core
+# machine. TEST_WORKERS=1 for one process.
+TEST_WORKERS ?= 2
 
 # The recipe of the bundled model until 2026-12-03 (`make train-six-stages`, 2h15 to 5h20 on 2 cores), six
 # stages, each a checkpoint `make evaluate CHECKPOINT=...` can score. Steps are a function of (seed, step) alone.
@@ -159,7 +163,7 @@ serve: $(VENV)/.service-installed
 test: $(VENV)/.dev-installed
 	@if [ "$$(id -u)" = 0 ]; then bash deploy/install-apt.sh; \
 	else echo "not root: skipping Debian packages (promtool, chromium); CI installs them"; fi
-	$(PY) -m pytest
+	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile
 
 train: $(VENV)/.dev-installed
 	$(PY) -m model.train $(BASE_RUN_FLAGS)
