@@ -9,7 +9,7 @@ MODEL_DIR ?= $(or $(ATENTO_MODEL_DIR),models/normalize/1)
 CHECKPOINT ?= runs/normalize
 # `make test` runs the suite in this many pytest-xdist processes, each taking a whole test file at a time (its
 # module fixtures built once): most of the suite is one busy Python thread, so two use both cores of a 2-core
-# machine. TEST_WORKERS=1 for one process.
+# machine. TEST_WORKERS=0 runs it in the pytest process itself (-n 0: no workers).
 TEST_WORKERS ?= 2
 
 # The recipe of the bundled model until 2026-12-03 (`make train-six-stages`, 2h15 to 5h20 on 2 cores), six
