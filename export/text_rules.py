@@ -1,12 +1,12 @@
-"""The manifest's text rules (docs/model-directory.md): `edit_guard` and `segmentation` for a checkpoint
-trained on the bundled generator (model/data.py), whose contract they describe. Imports model/.
+"""The manifest's text rules (docs/model-directory.md): `edit_guard`, `segmentation` and `case_folding` for a
+checkpoint trained on the bundled generator (model/data.py), whose contract they describe. Imports model/.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from model.words import edit_guard_spec
+from model.words import case_folding_spec, edit_guard_spec
 
 # The bundled normalizer reads Spanish and English; sentencex's Spanish rules split both at their
 # sentence ends (its abbreviation lists are what differ between languages).
@@ -25,7 +25,11 @@ def trained_on_bundled_generator(metadata: dict[str, Any]) -> bool:
 
 
 def text_rules(metadata: dict[str, Any]) -> dict[str, Any]:
-    """The manifest fields for a checkpoint's config.json: both rules for the bundled task, none otherwise."""
+    """The manifest fields for a checkpoint's config.json: the three rules for the bundled task, none otherwise."""
     if not trained_on_bundled_generator(metadata):
         return {}
-    return {"edit_guard": edit_guard_spec(), "segmentation": dict(BUNDLED_SEGMENTATION)}
+    return {
+        "edit_guard": edit_guard_spec(),
+        "segmentation": dict(BUNDLED_SEGMENTATION),
+        "case_folding": case_folding_spec(),
+    }

@@ -14,7 +14,7 @@ import sys
 import time
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import sacrebleu
@@ -26,6 +26,7 @@ from model.decoding import beam_search, greedy_decode
 from model.expressions import date_source, impossible_date
 from model.pairs import read_pairs_jsonl, write_pairs_jsonl
 from model.tokenizer import Tokenizer
+from model.words import fold_title_case
 
 EVALUATION_FILE = "evaluation.json"
 
@@ -192,6 +193,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         torch.set_num_threads(args.threads)
     checkpoint = load_checkpoint(args.checkpoint)
     tokenizer = Tokenizer.from_file(checkpoint.tokenizer_path)
+    train = checkpoint.metadata.get("train")
+    # A model trained on folded text is measured on folded text; the capitals are the service's to put back.
+    case_folding = isinstance(train, dict) and bool(train.get("case_folding"))
+    if case_folding:
+        examples = [replace(e, source=fold_title_case(e.source), target=fold_title_case(e.target)) for e in examples]
     started = time.perf_counter()
     predictions = predict(checkpoint, tokenizer, examples, num_beams=args.num_beams)
     scores = score(predictions)
@@ -203,6 +209,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         or f"generated split=test seed={args.seed} per_category={args.per_category}"
         + (f" categories={args.categories}" if args.categories else ""),
         step=checkpoint.metadata.get("step"),
+        case_folding=case_folding,
     )
     shown: dict[str, int] = defaultdict(int)
     for p in predictions:

@@ -41,7 +41,7 @@ from model.train_source import PairSource as PairSource
 from model.train_source import parse_category_weights as parse_category_weights
 from model.train_source import stable_bucket as stable_bucket
 from model.transformer import Transformer
-from model.words import forbidden_words
+from model.words import fold_title_case, forbidden_words
 
 CHOICES = {"task": TASKS, "precision": PRECISIONS, "schedule": SCHEDULES}  # flags taking one of a list
 
@@ -53,6 +53,10 @@ def encode_pairs(
 
     An example longer than --max-length is an error in a user's file, but the generator's paragraphs
     are sized in characters, not tokens: with `drop_too_long` the few that do not fit are left out."""
+    if config.case_folding:
+        examples = [
+            dataclasses.replace(e, source=fold_title_case(e.source), target=fold_title_case(e.target)) for e in examples
+        ]
     encoded = [(tokenizer.encode(e.source), tokenizer.encode(e.target)) for e in examples]
     if step >= 0 and config.segmentation_noise > 0:
         rng = random.Random(f"segmentation:{config.seed}:{step}")

@@ -155,6 +155,14 @@ class TrainConfig:
             "anneals, as a fine-tuning run would, without its warm-up or optimizer restart."
         },
     )
+    case_folding: bool = field(
+        default=False,
+        metadata={
+            "help": "Train on every example as the service reads it for a model directory that declares "
+            "case_folding, as python -m export writes for the bundled task: title-case words lowered, English "
+            "month and weekday names kept (model.words.fold_title_case)."
+        },
+    )
     stop_after: int | None = field(
         default=None,
         metadata={"help": "Stop (with a checkpoint) after this step; unset = run all --steps (tests of resume)."},

@@ -175,6 +175,7 @@ class Engine:
             encode=lambda text: loaded.encode(text)[0],
             max_source_tokens=model.max_source_tokens,
             max_pieces=max(1, self.batching.max_queue),
+            case=model.case_folding,
         )
         # No text longer than this fits the model (one call, or as many pieces as the queue can hold).
         calls = loaded.texts.max_pieces if model.segmentation is not None else 1
@@ -376,7 +377,9 @@ class Engine:
                 raise InputTooLong(
                     f"forced_target has {len(target_ids)} tokens; the limit is {model.max_target_tokens - 1}"
                 )
-        clipped = replace(params, max_new_tokens=min(params.max_new_tokens, model.max_target_tokens - 1))
+        folding = model.case_folding  # a stop sequence is looked for in the text the model writes: folded
+        stop = params.stop if folding is None else tuple(folding.fold(sequence) for sequence in params.stop)
+        clipped = replace(params, max_new_tokens=min(params.max_new_tokens, model.max_target_tokens - 1), stop=stop)
         seed = params.seed
         if params.do_sample and seed is None:
             seed = random.SystemRandom().getrandbits(63)

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from service.engine.case_folding import CaseFolding
 from service.engine.edit_guard import EditGuard
 from service.engine.errors import ModelLoadError
 from service.engine.segmentation import SegmentationSpec
@@ -83,6 +84,7 @@ class ModelFiles:
     target_tokenizer: Path | None = None
     source_vocabulary: SourceVocabulary | None = None  # declared with target_tokenizer
     segmentation: SegmentationSpec | None = None  # manifest["segmentation"], when declared
+    case_folding: CaseFolding | None = None  # manifest["case_folding"], when declared
 
     @property
     def n_layers(self) -> int:
@@ -243,6 +245,11 @@ def load_model_directory(
             None
             if manifest.get("segmentation") is None
             else SegmentationSpec.from_manifest(manifest["segmentation"], where=where)
+        ),
+        case_folding=(
+            None
+            if manifest.get("case_folding") is None
+            else CaseFolding.from_manifest(manifest["case_folding"], where=where)
         ),
     )
 

@@ -13,6 +13,7 @@ import uuid
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field, replace
 
+from service.engine.case_folding import CaseFolding, CaseRestorer
 from service.engine.edit_guard import EditGuard, RevertedEdit
 from service.engine.errors import InputTooLong, ServingError
 from service.engine.handle import RequestHandle
@@ -30,7 +31,7 @@ JOIN_ON_LOOP_CHARS = 256
 
 @dataclass(frozen=True)
 class TextRules:
-    """A model directory's `edit_guard` and `segmentation` (either may be None), ready to apply."""
+    """A model directory's `edit_guard`, `segmentation` and `case_folding` (each may be None), ready to apply."""
 
     guard: EditGuard | None
     segmentation: SegmentationSpec | None
@@ -39,6 +40,8 @@ class TextRules:
     # The most pieces one request may be split into: the scheduler's queue size. More could never be queued
     # together, and the client would be told the queue is full however long it waited.
     max_pieces: int
+    # The tokenizer folds what the model reads (`encode` included); the outputs get the source's capitals back.
+    case: CaseFolding | None = None
     _plans: TextMemo[Segmented | InputTooLong] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -126,10 +129,12 @@ class TextRules:
                     "ask for the attention of each sentence on its own"
                 ) from None
             return self._submit_pieces(text, submit_one, guard=guard, stream=stream, on_reverted=on_reverted)
-        if guard is None:
+        if guard is None and self.case is None:
             return handle
         whole = Segmented(pieces=(Piece(before="", text=text),), after="")
-        return JoinedHandle([handle], whole, guard=guard, on_reverted=on_reverted, input_token_ids=None, stream=stream)
+        return JoinedHandle(
+            [handle], whole, guard=guard, case=self.case, on_reverted=on_reverted, input_token_ids=None, stream=stream
+        )
 
     def _submit_pieces(
         self,
@@ -157,8 +162,47 @@ class TextRules:
                 submitted.cancel("disconnect")  # the client gets the error: nobody reads these
             raise
         return JoinedHandle(
-            handles, plan, guard=guard, on_reverted=on_reverted, input_token_ids=self.encode(text), stream=stream
+            handles,
+            plan,
+            guard=guard,
+            case=self.case,
+            on_reverted=on_reverted,
+            input_token_ids=self.encode(text),
+            stream=stream,
         )
+
+
+class _RestoredEvents:
+    """A piece's token events with the source's capitals back (CaseRestorer): an event is released once
+    its text is decided (the word it ends in is complete), in order, each as long as it came."""
+
+    def __init__(self, restorer: CaseRestorer) -> None:
+        self._restorer = restorer
+        self._held: list[TokenEvent] = []
+        self._decided = ""  # restored text not yet handed back in an event
+
+    def push(self, event: TokenEvent) -> list[TokenEvent]:
+        self._held.append(event)
+        self._decided += self._restorer.push(event.text)
+        return self._release()
+
+    def finish(self) -> list[TokenEvent]:
+        """Every event still held: call it once the piece's events have all been pushed."""
+        self._decided += self._restorer.finish()
+        return self._release()
+
+    def every(self, events: Sequence[TokenEvent]) -> list[TokenEvent]:
+        """A whole piece's events at once (a result's tokens), restored."""
+        return [*(ready for event in events for ready in self.push(event)), *self.finish()]
+
+    def _release(self) -> list[TokenEvent]:
+        released: list[TokenEvent] = []
+        while self._held and len(self._held[0].text) <= len(self._decided):
+            event = self._held.pop(0)
+            size = len(event.text)
+            released.append(replace(event, text=self._decided[:size]))
+            self._decided = self._decided[size:]
+        return released
 
 
 class _TokenJoiner:
@@ -196,12 +240,13 @@ class _TokenJoiner:
 
 
 class JoinedHandle:
-    """One request served as several model calls (or one, checked by the guard): the GenerationHandle
-    the engine returns for it.
+    """One request served as several model calls (or one, checked by the guard or given its capitals back):
+    the GenerationHandle the engine returns for it.
 
     Tokens stream piece after piece (a later piece's tokens wait in its own handle); they are the
     model's own tokens, before the guard, with the whitespace between pieces on the first token of
-    each. The result joins the pieces' guarded outputs with the whitespace between them put back;
+    each (and, when the model folds case, the source's capitals on the words they copy). The result
+    joins the pieces' guarded outputs with the whitespace between them put back;
     `finish_reason` is "stop_sequence" when a piece stopped (the output ends with that piece), else
     "length" when a piece ran out of max_new_tokens (each piece has the request's whole
     max_new_tokens), else "eos".
@@ -213,6 +258,7 @@ class JoinedHandle:
         plan: Segmented,
         *,
         guard: EditGuard | None,
+        case: CaseFolding | None = None,
         on_reverted: Callable[[int], None],
         input_token_ids: list[int] | None,
         stream: bool,
@@ -222,6 +268,7 @@ class JoinedHandle:
         self._handles = list(handles)
         self._plan = plan
         self._guard = guard
+        self._case = case
         self._on_reverted = on_reverted
         self._input_token_ids = input_token_ids
         self._results: list[GenerationResult | None] = [None] * len(handles)
@@ -232,7 +279,8 @@ class JoinedHandle:
     def __aiter__(self) -> AsyncIterator[TokenEvent]:
         if not self.stream:
             raise RuntimeError("this request was submitted with stream=False: await result() instead")
-        if len(self._handles) == 1 and not self._plan.pieces[0].before and not self._plan.after:
+        whole = len(self._handles) == 1 and not self._plan.pieces[0].before and not self._plan.after
+        if whole and self._case is None:
             return self._handles[0].__aiter__()
         return self._stream()
 
@@ -241,8 +289,13 @@ class JoinedHandle:
         truncated = False
         for index, handle in enumerate(self._handles):
             joiner.start(index)
+            restored = self._restored_events(index)
             async for event in handle:  # raises the piece's failure at its end
-                for joined in joiner.push(event):
+                for ready in [event] if restored is None else restored.push(event):
+                    for joined in joiner.push(ready):
+                        yield joined
+            for ready in [] if restored is None else restored.finish():
+                for joined in joiner.push(ready):
                     yield joined
             piece = handle.result()
             if piece.cancelled():
@@ -252,6 +305,11 @@ class JoinedHandle:
                 break
         for joined in joiner.end(truncated=truncated):
             yield joined
+
+    def _restored_events(self, index: int) -> _RestoredEvents | None:
+        if self._case is None:
+            return None
+        return _RestoredEvents(self._case.restorer(self._plan.pieces[index].text))
 
     def result(self) -> asyncio.Future[GenerationResult]:
         """Await it for the joined result; raises the first failure of any piece."""
@@ -303,18 +361,20 @@ class JoinedHandle:
         outputs: list[str] = []
         reverted: list[RevertedEdit] = []
         for piece, result in zip(self._plan.pieces, results, strict=False):
-            if self._guard is None:
-                outputs.append(result.text)
-                continue
-            guarded = self._guard.apply(piece.text, result.text)
-            outputs.append(guarded.text)
-            reverted.extend(guarded.reverted)
+            output = result.text
+            if self._guard is not None:  # in the text the model read: the folded source
+                guarded = self._guard.apply(piece.text if self._case is None else self._case.fold(piece.text), output)
+                output = guarded.text
+                reverted.extend(guarded.reverted)
+            outputs.append(output if self._case is None else self._case.restore(piece.text, output))
         text = "".join(piece.before + out for piece, out in zip(self._plan.pieces, outputs, strict=False))
         joiner = _TokenJoiner(self._plan)
         tokens: list[TokenEvent] = []
         for index, result in enumerate(results):
             joiner.start(index)
-            for event in result.tokens:
+            restored = self._restored_events(index)
+            events = result.tokens if restored is None else restored.every(result.tokens)
+            for event in events:
                 tokens.extend(joiner.push(event))
         tokens.extend(joiner.end(truncated=truncated))
         reasons = [r.finish_reason for r in results if r.finish_reason != "eos"]

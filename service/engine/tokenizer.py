@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import codecs
 import functools
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -33,6 +33,9 @@ class Tokenizer:
 
     A source is `prefix + ids + suffix`: by default no prefix and EOS after; an imported model's manifest
     may say otherwise (`source_template`: BART's <s> first, mBART-50's and NLLB's language code first).
+
+    `fold`: how the model reads a text (service/engine/case_folding.py), applied to every text encoded; it
+    keeps a text's length, so the offsets are the original text's.
     """
 
     def __init__(
@@ -45,8 +48,10 @@ class Tokenizer:
         unknown: UnknownIds | None = None,
         leading_codes: Mapping[str, int] | None = None,
         match_special_tokens: bool = False,
+        fold: Callable[[str], str] | None = None,
     ) -> None:
         self._tok = tok
+        self._fold = fold
         self._tok.encode_special_tokens = not match_special_tokens
         self.eos_id = eos_id
         self.prefix = list(prefix)
@@ -66,6 +71,7 @@ class Tokenizer:
         unknown: UnknownIds | None = None,
         leading_codes: Mapping[str, int] | None = None,
         match_special_tokens: bool = False,
+        fold: Callable[[str], str] | None = None,
     ) -> Tokenizer:
         try:
             tok = tokenizers.Tokenizer.from_file(str(path))
@@ -79,6 +85,7 @@ class Tokenizer:
             unknown=unknown,
             leading_codes=leading_codes,
             match_special_tokens=match_special_tokens,
+            fold=fold,
         )
 
     @property
@@ -88,6 +95,8 @@ class Tokenizer:
     def encode(self, text: str) -> tuple[list[int], list[tuple[int, int]]]:
         """Ids with the prefix and suffix (EOS), and per id its (start, end) character offsets (prefix:
         (0, 0), suffix: (len, len))."""
+        if self._fold is not None:
+            text = self._fold(text)
         code_ids, start = self._leading_code(text)
         enc = self._tok.encode(text[start:], add_special_tokens=False)
         offsets = [(0, start)] * len(code_ids) + [(int(s) + start, int(e) + start) for s, e in enc.offsets]
@@ -121,6 +130,8 @@ class Tokenizer:
 
     def encode_plain(self, text: str) -> list[int]:
         """Ids without prefix or suffix (a forced target, a bad word), a leading code read as encode reads it."""
+        if self._fold is not None:
+            text = self._fold(text)
         code_ids, start = self._leading_code(text)
         return [*code_ids, *self._known(list(self._tok.encode(text[start:], add_special_tokens=False).ids))]
 
@@ -184,6 +195,7 @@ def load_tokenizers(model: ModelFiles, *, leading_codes: Mapping[str, int] | Non
     # special_tokens and config's vocab_size are the decoder's; the encoder's differ only with a target tokenizer.
     output_unknown = None if unk is None else UnknownIds(vocab_size=model.vocab_size, unk_id=int(unk))
     vocabulary = model.source_vocabulary
+    fold = None if model.case_folding is None else model.case_folding.fold
     source = Tokenizer.from_file(
         model.tokenizer,
         eos_id=model.special_tokens["eos"],
@@ -192,6 +204,7 @@ def load_tokenizers(model: ModelFiles, *, leading_codes: Mapping[str, int] | Non
         unknown=output_unknown if vocabulary is None else UnknownIds(vocab_size=vocabulary.size, unk_id=vocabulary.unk),
         leading_codes=leading_codes,
         match_special_tokens=match_special_tokens,
+        fold=fold,
     )
     if model.target_tokenizer is None:
         return ModelTokenizers(source=source, output=source)
@@ -202,6 +215,7 @@ def load_tokenizers(model: ModelFiles, *, leading_codes: Mapping[str, int] | Non
         # The source vocabulary's language codes are no target ids: a leading code in a target is <unk>.
         leading_codes={} if leading_code else None,
         match_special_tokens=match_special_tokens,  # special-token text in a forced target, as in a source
+        fold=fold,
     )
     return ModelTokenizers(source=source, output=output)
 

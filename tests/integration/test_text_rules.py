@@ -96,6 +96,30 @@ def test_text_without_number_words_comes_back_unchanged(bundled: Served, text: s
     assert response.json()["generated_text"] == text
 
 
+def test_capitalized_number_words_are_read_and_the_capitals_come_back(bundled: Served) -> None:
+    """The bundled model declares case folding: it reads title-case words in lower case ("Doce" as
+    "doce"), and the words it copies get the source's capitals back, in the text, the tokens and the stream."""
+    text = (
+        "Quinientas cuarenta y cuatro casas.\nAna y Luis llegaron el tres de mayo.\nChapter Twelve\n"
+        "La sesión empezó tarde. Doce diputados no votaron.\nEl Tres de Mayo"
+    )
+    want = (
+        "544 casas.\nAna y Luis llegaron el 3 de mayo.\nChapter 12\n"
+        "La sesión empezó tarde. 12 diputados no votaron.\nEl 3 de Mayo"
+    )
+    whole = _generate(bundled.url, text, details=True, max_new_tokens=128).json()
+    assert whole["generated_text"] == want
+    assert "".join(token["text"] for token in whole["details"]["tokens"]) == want
+    stream = httpx.post(
+        f"{bundled.url}/generate_stream", json={"inputs": text, "parameters": {"max_new_tokens": 128}}, timeout=600
+    ).text
+    events = [json.loads(line[5:]) for line in stream.splitlines() if line.startswith("data:")]
+    assert "".join(event["token"]["text"] for event in events) == want == events[-1]["generated_text"]
+    attention = httpx.post(f"{bundled.url}/attention", json={"inputs": "Doce diputados"}, timeout=60).json()
+    assert attention["target_text"] == "12 diputados"
+    assert "".join(token["text"] for token in attention["source_tokens"]).startswith("Doce diputados")
+
+
 def _document(min_chars: int) -> tuple[str, str]:
     """Generated one-line examples (source and target), one per line, a blank line every fifth."""
     sources: list[str] = []

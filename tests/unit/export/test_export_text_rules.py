@@ -1,4 +1,5 @@
-"""export/text_rules.py: the manifest gets edit_guard and segmentation only for the bundled generator's task."""
+"""export/text_rules.py: the manifest gets edit_guard, segmentation and case_folding only for the bundled generator's
+task."""
 
 from __future__ import annotations
 
@@ -7,12 +8,13 @@ from typing import Any
 import pytest
 
 from export.text_rules import text_rules, trained_on_bundled_generator
-from model.words import edit_guard_spec
+from model.words import case_folding_spec, edit_guard_spec
+from service.engine.case_folding import CaseFolding
 from service.engine.edit_guard import EditGuard
 from service.engine.segmentation import SegmentationSpec
 
 
-def test_the_bundled_task_gets_both_rules_and_the_service_accepts_them() -> None:
+def test_the_bundled_task_gets_the_three_rules_and_the_service_accepts_them() -> None:
     rules = text_rules({"train": {"data": None, "task": "seq2seq", "steps": 10}})
     assert rules["edit_guard"] == edit_guard_spec()
     assert rules["segmentation"] == {
@@ -23,6 +25,9 @@ def test_the_bundled_task_gets_both_rules_and_the_service_accepts_them() -> None
     }
     EditGuard.from_manifest(rules["edit_guard"], where="manifest.json")
     SegmentationSpec.from_manifest(rules["segmentation"], where="manifest.json")
+    assert rules["case_folding"] == case_folding_spec()
+    folding = CaseFolding.from_manifest(rules["case_folding"], where="manifest.json")
+    assert {"may", "september", "thursday", "sept"} <= folding.keep_words and "mayo" not in folding.keep_words
 
 
 @pytest.mark.parametrize(

@@ -111,6 +111,17 @@ def test_segmentation_noise_changes_training_tokens_only(tmp_path: Path) -> None
     )  # validation is never noised
 
 
+def test_case_folding_trains_on_the_text_the_service_reads(tmp_path: Path) -> None:
+    examples = [Example(source="Tres Gatos el May 3", target="3 Gatos el May 3", category="file")]
+    tokenizer = Tokenizer(train_tokenizer([text for pair in PAIRS for text in pair], vocab_size=300))
+    config = small_run(tmp_path, case_folding=True)
+    (folded,) = encode_pairs(tokenizer, examples, config, step=5)
+    assert tokenizer.decode(folded.source) == "tres gatos el May 3"  # English month names keep their capital
+    assert tokenizer.decode(folded.target) == "3 gatos el May 3"
+    (validation,) = encode_pairs(tokenizer, examples, config, step=-1)
+    assert validation == folded
+
+
 def test_generator_training_runs_and_checkpoints(tmp_path: Path) -> None:
     config = TrainConfig(
         out=str(tmp_path / "gen"),

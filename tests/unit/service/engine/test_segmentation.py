@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from service.engine.case_folding import CaseFolding
 from service.engine.edit_guard import EditGuard, GuardedText
 from service.engine.errors import InputTooLong, ModelLoadError
 from service.engine.handle import RequestHandle
@@ -182,6 +183,31 @@ def test_the_guard_runs_per_piece_and_counts_what_it_reverts() -> None:
     assert result.text == "\nuno 2 3\n\ncuatro\n"
     assert [(r.source, r.output) for r in result.edit_guard or ()] == [("cuatro", "cinco")]
     assert counted == [1]
+
+
+def test_the_capitals_come_back_on_tokens_stream_and_text_after_the_guard() -> None:
+    """The guard reads the folded source the model read; the capitals come back after it, and a streamed token
+    waits until the word after it is complete."""
+    guard = EditGuard(frozenset({"dos", "tres"}), frozenset("0123456789"), frozenset("0123456789"))
+    folding = CaseFolding(keep_words=frozenset())
+    plan = Segmented(pieces=(Piece(before="", text="Uno Dos Ana"), Piece(before="\n", text="Tres Cuatro")), after="")
+
+    async def run(stream: bool) -> tuple[list[TokenEvent], GenerationResult]:
+        loop = asyncio.get_running_loop()
+        handles = [RequestHandle(f"r{i}", loop, lambda i, reason: None, stream=stream) for i in range(2)]
+        joined = JoinedHandle(
+            handles, plan, guard=guard, case=folding, on_reverted=lambda n: None, input_token_ids=None, stream=stream
+        )
+        _feed(handles, [_result(["uno", " 2", " an", "a"]), _result(["3", " cinco"])], [0, 1])
+        events = [event async for event in joined] if stream else []
+        return events, await joined.result()
+
+    events, result = asyncio.run(run(stream=True))
+    assert [e.text for e in events] == ["Uno", " 2", " An", "a", "\n3", " cinco", ""]  # "cinco" copies nothing
+    assert result.tokens == events
+    assert result.text == "Uno 2 Ana\n3 Cuatro"  # "cinco" was no copy: the guard put the source back
+    assert [(r.source, r.output) for r in result.edit_guard or ()] == [("cuatro", "cinco")]
+    assert asyncio.run(run(stream=False))[1].text == result.text
 
 
 def test_a_stop_sequence_ends_the_output_with_its_piece() -> None:

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 
 import tokenizers
 from tokenizers import decoders, models, pre_tokenizers, trainers
@@ -14,7 +15,7 @@ from service.engine.tokenizer import (
 )
 
 
-def tiny_tokenizer() -> Tokenizer:
+def tiny_tokenizer(fold: Callable[[str], str] | None = None) -> Tokenizer:
     tok = tokenizers.Tokenizer(models.BPE())
     tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tok.decoder = decoders.ByteLevel()
@@ -25,7 +26,7 @@ def tiny_tokenizer() -> Tokenizer:
         show_progress=False,
     )
     tok.train_from_iterator(["hello world", "año nuevo 2024"], trainer=trainer)
-    return Tokenizer(tok, eos_id=2)
+    return Tokenizer(tok, eos_id=2, fold=fold)
 
 
 def test_encode_appends_eos_with_offsets() -> None:
