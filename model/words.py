@@ -306,14 +306,15 @@ def edit_guard_spec() -> dict[str, object]:
 
 def case_folding_spec() -> dict[str, object]:
     """The case folding the bundled model declares in its manifest (docs/model-directory.md): the service
-    lowers title-case words before the model reads them, except English month and weekday names.
+    lowers title-case words before the model reads them, except English month and weekday names and "I".
 
     The byte-level tokenizer splits a capitalized word into other, rarer pieces than its lower-case form
     ("Qu in ient as" / "qu in ient as", "Th ree" / "three"), and the model misread capitalized number words
     at the start of a sentence (README, issue 19). English dates are read by their capitals: lowering the
-    month names too took the paragraphs from 98.2% to 73.1% (test split, seed 4242, 2026-12-05).
+    month names too took the paragraphs from 98.2% to 73.1% (test split, seed 4242, 2026-12-05). English "I" is
+    kept too: folded, "On May third, I left." came out "On 3, I left." (the model of 2026-12-06, tune31).
     """
-    keep: set[str] = set()
+    keep: set[str] = {"I"}
     for loc in BABEL_LOCALES:
         if not loc.startswith("en"):
             continue
@@ -330,7 +331,7 @@ _LETTERS = re.compile(r"[^\W\d_]+")
 
 def fold_title_case(text: str) -> str:
     """`text` as the service reads it for a model that declares `case_folding_spec()`: title-case words with
-    their first letter lowered, English month and weekday names kept (service/engine/case_folding.py, the
+    their first letter lowered, English month and weekday names and "I" kept (service/engine/case_folding.py, the
     reference; training needs the same text on the model's side of the repository)."""
     keep = _case_folding_keep_words()
 

@@ -101,11 +101,11 @@ def test_capitalized_number_words_are_read_and_the_capitals_come_back(bundled: S
     "doce"), and the words it copies get the source's capitals back, in the text, the tokens and the stream."""
     text = (
         "Quinientas cuarenta y cuatro casas.\nAna y Luis llegaron el tres de mayo.\nChapter Twelve\n"
-        "La sesión empezó tarde. Doce diputados no votaron.\nEl Tres de Mayo"
+        "La sesión empezó tarde. Doce diputados no votaron.\nEl Tres de Mayo\nOn May third, I left."
     )
     want = (
         "544 casas.\nAna y Luis llegaron el 3 de mayo.\nChapter 12\n"
-        "La sesión empezó tarde. 12 diputados no votaron.\nEl 3 de Mayo"
+        "La sesión empezó tarde. 12 diputados no votaron.\nEl 3 de Mayo\nOn May 3, I left."
     )
     whole = _generate(bundled.url, text, details=True, max_new_tokens=128).json()
     assert whole["generated_text"] == want

@@ -26,8 +26,9 @@ def test_title_case_words_are_lowered_and_nothing_else() -> None:
     assert FOLDING.fold(text) == folded
 
 
-def test_english_month_and_weekday_names_keep_their_capitals() -> None:
+def test_english_month_and_weekday_names_and_i_keep_their_capitals() -> None:
     assert FOLDING.fold("Thursday, May 3, Sept 12, Mon 4 Jan") == "Thursday, May 3, Sept 12, Mon 4 Jan"
+    assert FOLDING.fold("On May third, I left. Y tú") == "on May third, I left. y tú"
     assert FOLDING.fold("El Mayo pasado") == "el mayo pasado"  # a Spanish month is no English date's capital
 
 
