@@ -87,16 +87,21 @@ class CaseRestorer:
     output's next token (the copy goes on), else the first one. A word no source word folds to is left as
     generated. The look at the next token keeps a word that a conversion consumed from taking a later
     copy: "the thirtieth of September, two thousand eighty-two The band" -> "2082-09-30 The band", not "the
-    band". A token is decided once the one after it is complete, so `push` returns a prefix of what it was
-    given and `finish` the rest; the lengths always add up to the output's.
+    band". A token is decided once the one after it is complete; text that no decision can change (a word no
+    folded source word begins with, digits, spaces) is handed back at once, so a stream waits only on the
+    words that may take a capital. `push` returns a prefix of what it was given and `finish` the rest; the
+    lengths always add up to the output's.
     """
 
     def __init__(self, folding: CaseFolding, source: str) -> None:
         tokens = [match.group() for match in TOKEN.finditer(source)]
         self._original = tokens
         self._folded = [folding.fold_word(token) for token in tokens]
+        # The words folding changed (index, folded form): the only output words restoring can change.
+        self._changed = [(i, f) for i, (f, o) in enumerate(zip(self._folded, tokens, strict=True)) if f != o]
         self._next = 0  # the first source word a later output word may copy
         self._pending = ""  # output not yet decided: from the last complete word on
+        self._sent_ahead = 0  # characters of _pending already handed back, unchanged (no decision can change them)
 
     def push(self, text: str) -> str:
         """Add output text; return the output decided so far, restored."""
@@ -109,13 +114,31 @@ class CaseRestorer:
             cut = words[-1].start()  # a word that may go on
         else:
             cut = len(pending)
+        restored = self._restore(pending, words, cut)
+        settled = cut  # the end of the text no later decision can change
+        for word in words:
+            if word.start() >= cut and self._may_capitalize(word.group()):
+                break
+            settled = max(settled, word.end())
+        else:
+            settled = len(pending)
+        decided = restored + pending[cut:settled]
+        sent, self._sent_ahead = self._sent_ahead, max(0, settled - cut)
         self._pending = pending[cut:]
-        return self._restore(pending, words, cut)
+        return decided[sent:]
 
     def finish(self) -> str:
         """The output left undecided, restored: call it once the output is complete."""
         pending, self._pending = self._pending, ""
-        return self._restore(pending, list(TOKEN.finditer(pending)), len(pending))
+        sent, self._sent_ahead = self._sent_ahead, 0
+        return self._restore(pending, list(TOKEN.finditer(pending)), len(pending))[sent:]
+
+    def _may_capitalize(self, word: str) -> bool:
+        """Whether `word`, or a word it is the start of, may still copy a word folding changed: one at or after
+        the next source word a copy may take (a later decision only moves that on)."""
+        if not WORD.fullmatch(word):
+            return False
+        return any(index >= self._next and folded.startswith(word) for index, folded in self._changed)
 
     def _restore(self, text: str, words: list[re.Match[str]], cut: int) -> str:
         """`text[:cut]` with its words restored; `words` are text's tokens, each but the last followed by the next."""

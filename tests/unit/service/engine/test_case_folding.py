@@ -63,6 +63,14 @@ def test_a_streamed_output_is_restored_as_the_whole_one(text: str, cuts: list[in
     assert all(len(part) <= len(output) for part in decided)
 
 
+def test_a_stream_waits_only_on_words_that_may_take_a_capital() -> None:
+    plain = FOLDING.restorer("la casa de 3 pisos")
+    assert [plain.push(part) for part in ["la", " ca", "sa", " de 3"]] == ["la", " ca", "sa", " de 3"]
+    named = FOLDING.restorer("Ana come pan")
+    assert [named.push(part) for part in ["an", "a", " come", " pan"]] == ["", "", "", "Ana come pan"]
+    assert named.push(".") + named.finish() == "."
+
+
 def test_the_tokenizer_reads_the_folded_text_at_the_original_offsets() -> None:
     plain, folding = tiny_tokenizer(), tiny_tokenizer(fold=FOLDING.fold)
     ids, offsets = folding.encode("Hello World")
