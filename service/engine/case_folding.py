@@ -115,13 +115,9 @@ class CaseRestorer:
         else:
             cut = len(pending)
         restored = self._restore(pending, words, cut)
-        settled = cut  # the end of the text no later decision can change
-        for word in words:
-            if word.start() >= cut and self._may_capitalize(word.group()):
-                break
-            settled = max(settled, word.end())
-        else:
-            settled = len(pending)
+        # The end of the text no later decision can change: up to the first undecided word that may take a capital.
+        undecided = (word.start() for word in words if word.start() >= cut and self._may_capitalize(word.group()))
+        settled = next(undecided, len(pending))
         decided = restored + pending[cut:settled]
         sent, self._sent_ahead = self._sent_ahead, max(0, settled - cut)
         self._pending = pending[cut:]
@@ -155,16 +151,10 @@ class CaseRestorer:
         return "".join(parts)
 
     def _restore_word(self, word: str, following: str | None) -> str:
-        first = None
-        for index in range(self._next, len(self._folded)):
-            if self._folded[index] != word:
-                continue
-            if first is None:
-                first = index
-            if following is None or self._folded[index + 1 : index + 2] == [following]:
-                first = index
-                break
-        if first is None:
+        candidates = [index for index in range(self._next, len(self._folded)) if self._folded[index] == word]
+        if not candidates:
             return word
-        self._next = first + 1
-        return self._original[first]
+        going_on = (i for i in candidates if following is None or self._folded[i + 1 : i + 2] == [following])
+        chosen = next(going_on, candidates[0])
+        self._next = chosen + 1
+        return self._original[chosen]
