@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from model.words import case_folding_spec
+from model.words import case_folding_spec, fold_title_case
 from service.engine.case_folding import CaseFolding
 from service.engine.errors import ModelLoadError
 from service.engine.model_dir import load_model_directory
@@ -42,6 +42,12 @@ def test_folding_keeps_every_offset(text: str) -> None:
 @given(st.text(max_size=80))
 def test_a_copy_of_the_folded_source_gets_the_source_back(text: str) -> None:
     assert FOLDING.restore(text, FOLDING.fold(text)) == text
+
+
+@given(st.text(max_size=60) | st.sampled_from(["On May third, I left.", "Ǆemal İz Sept"]))
+def test_training_folds_as_the_service_does(text: str) -> None:
+    """model/ may not import service/: its fold (for training) restates the rule, and must agree with it."""
+    assert fold_title_case(text) == FOLDING.fold(text)
 
 
 def test_converted_words_are_left_and_copied_words_take_their_capitals() -> None:
