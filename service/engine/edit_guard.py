@@ -35,6 +35,7 @@ class RevertedEdit:
 
     source: str
     output: str
+    source_start: int = 0  # where `source` begins in the guarded source text, in characters
 
 
 @dataclass(frozen=True)
@@ -306,7 +307,8 @@ class EditGuard:
         if final:
             kept = "".join(src[i1:i2])
             pieces.append(kept)
-            reverted.append(RevertedEdit(source=kept, output=written))
+            kept_start = sum(len(token) for token in context[:start])
+            reverted.append(RevertedEdit(source=kept, output=written, source_start=kept_start))
         return False
 
     def _digits_beside_number_word(self, alignment: Alignment, j1: int, j2: int) -> bool:
@@ -324,7 +326,9 @@ class EditGuard:
             if 0 <= i < len(tokens) and tokens[i].lower() in self.joining_words:
                 i = self._past_whitespace(tokens, i + step, step)
             if edge.isdigit() and 0 <= i < len(tokens) and tokens[i].lower() in self.number_words:
-                if not any(word.lower() in self.ordinal_words for word in hyphenated(tokens, i)):
+                compound = hyphenated(tokens, i)
+                ordinal = any(word.lower() in self.ordinal_words for word in compound)
+                if not ordinal and _stands_alone(tokens, i, "-".join(compound)):
                     return True
         return False
 
@@ -364,6 +368,20 @@ class EditGuard:
                 return test(token)
             i += step
         return False
+
+
+def _stands_alone(tokens: list[str], at: int, compound: str) -> bool:
+    """Whether the text between whitespace around tokens[at] is its hyphenated compound, punctuation around it
+    aside ("(ciento", "mil."): a number word inside a link or a path ("x.es/tres-mil") continues no number."""
+    start, stop = at, at + 1
+    while start > 0 and not tokens[start - 1].isspace():
+        start -= 1
+    while stop < len(tokens) and not tokens[stop].isspace():
+        stop += 1
+    chunk = "".join(tokens[start:stop])
+    first = next(n for n, c in enumerate(chunk) if c.isalnum())
+    last = max(n for n, c in enumerate(chunk) if c.isalnum())
+    return chunk[first : last + 1] == compound
 
 
 def _reverted_length(guarded: GuardedText) -> int:

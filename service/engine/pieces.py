@@ -365,7 +365,9 @@ class JoinedHandle:
             if self._guard is not None:  # in the text the model read: the folded source
                 guarded = self._guard.apply(piece.text if self._case is None else self._case.fold(piece.text), output)
                 output = guarded.text
-                reverted.extend(guarded.reverted)
+                reverted.extend(
+                    guarded.reverted if self._case is None else _as_sent(self._case, piece.text, guarded.reverted)
+                )
             outputs.append(output if self._case is None else self._case.restore(piece.text, output))
         text = "".join(piece.before + out for piece, out in zip(self._plan.pieces, outputs, strict=False))
         joiner = _TokenJoiner(self._plan)
@@ -391,3 +393,15 @@ class JoinedHandle:
             attention=first.attention if len(results) == 1 else None,
             edit_guard=tuple(reverted) if self._guard is not None else None,
         )
+
+
+def _as_sent(case: CaseFolding, source: str, reverted: tuple[RevertedEdit, ...]) -> list[RevertedEdit]:
+    """Spans the guard put back in a folded source: their source as the client sent it, their output restored."""
+    return [
+        replace(
+            edit,
+            source=source[edit.source_start : edit.source_start + len(edit.source)],
+            output=case.restore(source, edit.output),
+        )
+        for edit in reverted
+    ]
