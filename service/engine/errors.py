@@ -62,6 +62,12 @@ class HeadersTooLarge(ServingError):
     error_type = "headers_too_large"
 
 
+class BodyTimeout(ServingError):
+    """A request body that did not arrive in time (the HTTP layer's check; the engine never raises it)."""
+
+    error_type = "body_timeout"
+
+
 class InferenceFailed(ServingError):
     """An exception inside a batch step; `error_id` is logged with the traceback and sent to the client."""
 
@@ -110,6 +116,7 @@ STATUS_BY_ERROR: dict[type[ServingError], int] = {
     Unauthorized: 401,
     UnsupportedMediaType: 415,
     HeadersTooLarge: 431,
+    BodyTimeout: 408,
     InferenceFailed: 500,
     ModelLoadError: 503,
     ServingError: 500,

@@ -225,6 +225,8 @@ def create_app(settings: ServiceSettings, engine: EngineClient | None = None) ->
         RequestContextMiddleware,
         metrics=metrics,
         max_body_bytes=settings.max_body_bytes,
+        body_timeout_s=settings.body_timeout_s,
+        request_timeout_s=settings.request_timeout_s,
         api_keys=app.state.api_keys,
         max_headers=settings.server.max_headers,
     )

@@ -39,7 +39,7 @@ _LATENCY_BUCKETS = (
 )
 _BATCH_BUCKETS = (1, 2, 4, 8, 16, 32, 64, 128, 256)
 
-REJECT_REASONS = ("overloaded", "too_long", "invalid", "unauthorized", "not_ready")
+REJECT_REASONS = ("overloaded", "too_long", "invalid", "unauthorized", "not_ready", "body_timeout")
 CANCEL_REASONS = ("disconnect", "deadline")
 
 __all__ = ["CONTENT_TYPE_LATEST", "Metrics"]

@@ -16,6 +16,7 @@ import time
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from service.engine.errors import (
+    BodyTimeout,
     HeadersTooLarge,
     InputTooLong,
     ModelNotReady,
@@ -65,12 +66,16 @@ class RequestContextMiddleware:
         *,
         metrics: Metrics,
         max_body_bytes: int,
+        body_timeout_s: float = 10.0,
+        request_timeout_s: float | None = None,
         api_keys: tuple[bytes, ...] = (),
         max_headers: int | None = None,
     ) -> None:
         self.app = app
         self.metrics = metrics
         self.max_body_bytes = max_body_bytes
+        self.body_timeout_s = body_timeout_s
+        self.request_timeout_s = request_timeout_s
         self.api_keys = api_keys
         self.max_headers = max_headers
         # uuid4-sized ids from a generator seeded once from os.urandom: uuid4 makes a system call per
@@ -124,9 +129,9 @@ class RequestContextMiddleware:
                 if refusal is not None:
                     await self._refuse(send_with_id, refusal)
                     return
-            inner_receive = await self._limit_body(headers, receive, send_with_id)
+            inner_receive = await self._read_body(headers, receive, send_with_id, state["started_at"])
             if inner_receive is None:
-                return  # answered 413; send_with_id recorded the status
+                return  # answered 413 or 408; send_with_id recorded the status
             try:
                 await self.app(scope, inner_receive, send_with_id)
             except asyncio.CancelledError:
@@ -184,26 +189,34 @@ class RequestContextMiddleware:
             )
         return None
 
-    async def _limit_body(self, headers: dict[str, str], receive: Receive, send: Send) -> Receive | None:
-        """Return the receive callable to use, or None after answering 413 for an oversized body.
+    async def _read_body(
+        self, headers: dict[str, str], receive: Receive, send: Send, started_at: float
+    ) -> Receive | None:
+        """Read the request body here and return a receive callable that replays it, or None after answering
+        (413 for a body over max_body_bytes, 408 for one that stops arriving).
 
-        A declared Content-Length is checked up front; a chunked body is read (at most max_body_bytes + 1
-        bytes) and replayed, so the app never sees more than the limit.
+        A declared Content-Length is checked before anything is read; a chunked body is read up to
+        max_body_bytes + 1 bytes. Each part must arrive within body_timeout_s of the one before, and the
+        whole body within the request's own timeout: a client that declares a body and never sends it would
+        otherwise hold its connection and its request open for as long as it liked.
         """
         declared = headers.get("content-length")
-        if declared is not None:
-            if declared.isdigit() and int(declared) > self.max_body_bytes:
-                await self._too_large(send)
-                return None
-            return receive
-        if "chunked" not in headers.get("transfer-encoding", ""):
-            return receive
+        if declared is not None and declared.isdigit() and int(declared) > self.max_body_bytes:
+            await self._too_large(send)
+            return None
+        if declared is None and "chunked" not in headers.get("transfer-encoding", ""):
+            return receive  # no body
         chunks: list[bytes] = []
         size = 0
         while True:
-            message = await receive()
-            if message["type"] != "http.request":
-                break
+            try:
+                async with asyncio.timeout(self._body_wait_s(started_at)):
+                    message = await receive()
+            except TimeoutError:
+                await self._refuse(send, BodyTimeout(self._body_timeout_message()))
+                return None
+            if message["type"] != "http.request":  # the client went away: the app sees it and counts a 499
+                return _replaying([message], receive)
             chunks.append(message.get("body", b""))
             size += len(chunks[-1])
             if size > self.max_body_bytes:
@@ -211,12 +224,19 @@ class RequestContextMiddleware:
                 return None
             if not message.get("more_body", False):
                 break
-        replay: list[Message] = [{"type": "http.request", "body": b"".join(chunks), "more_body": False}]
+        return _replaying([{"type": "http.request", "body": b"".join(chunks), "more_body": False}], receive)
 
-        async def replaying_receive() -> Message:
-            return replay.pop() if replay else await receive()
+    def _body_wait_s(self, started_at: float) -> float:
+        """How long the next part of a body may take: body_timeout_s, and no longer than the request's deadline."""
+        if self.request_timeout_s is None:
+            return self.body_timeout_s
+        return max(0.0, min(self.body_timeout_s, started_at + self.request_timeout_s - time.monotonic()))
 
-        return replaying_receive
+    def _body_timeout_message(self) -> str:
+        limit = f"{self.body_timeout_s:g} s between its parts"
+        if self.request_timeout_s is not None:
+            limit += f", {self.request_timeout_s:g} s in all"
+        return f"the request body did not arrive in time ({limit}): send the whole body at once"
 
     async def _too_large(self, send: Send) -> int:
         """Answer as the error handler would for InputTooLong (which runs inside, too late for this)."""
@@ -226,7 +246,9 @@ class RequestContextMiddleware:
         """Answer as the error handler would (it runs inside, too late for these), closing the connection:
         the body was not read, so the connection cannot carry another request."""
         if not isinstance(exc, ModelNotReady):  # a cut-off request is not a rejection
-            reason = {InputTooLong: "too_long", Unauthorized: "unauthorized"}.get(type(exc), "invalid")
+            reason = {InputTooLong: "too_long", Unauthorized: "unauthorized", BodyTimeout: "body_timeout"}.get(
+                type(exc), "invalid"
+            )
             self.metrics.reject(reason)
         payload = json.dumps(error_body(exc)).encode()
         status = status_for(exc)
@@ -245,3 +267,13 @@ class RequestContextMiddleware:
         )
         await send({"type": "http.response.body", "body": payload})
         return status
+
+
+def _replaying(messages: list[Message], receive: Receive) -> Receive:
+    """A receive callable that hands out `messages` first, then whatever `receive` gets (a later disconnect)."""
+    replay = list(reversed(messages))
+
+    async def replaying_receive() -> Message:
+        return replay.pop() if replay else await receive()
+
+    return replaying_receive

@@ -140,6 +140,12 @@ class ServiceSettings(BaseSettings):
     request_timeout_s: float | None = Field(
         60.0, gt=0, description="Seconds a request may take before it gets 504; null = no deadline."
     )
+    body_timeout_s: float = Field(
+        10.0,
+        gt=0,
+        description="Seconds a client may leave between two parts of its request body (and no more than the "
+        "request's own timeout in all) before it gets 408 and its connection is closed.",
+    )
     max_new_tokens_limit: int = Field(
         256, ge=1, description="Largest max_new_tokens a client may ask for, and the default when it asks none."
     )

@@ -1,7 +1,8 @@
 """Issue 20: the connection limits `python -m service` enforces itself (ATENTO_SERVER__*, service/http/connections.py),
 against a real subprocess on 127.0.0.1: idle and half-sent connections closed, oversized heads refused
 without the memory they would cost, a fast 503 beyond limit_concurrency. Each test prints what it measured.
-What uvicorn cannot bound (a slow body, a slow reader) is the front end's (deploy/nginx, tests/deploy).
+A request body that stops arriving gets 408 (the app's middleware reads it under body_timeout_s); a slow reader
+is the front end's (deploy/nginx, tests/deploy).
 """
 
 from __future__ import annotations
@@ -114,6 +115,56 @@ def test_idle_and_half_sent_connections_are_closed(tmp_path: Path) -> None:
         log.info(f"closed after: idle {idle:.2f}s, slowloris {slowloris:.2f}s, idle keep-alive {after_response:.2f}s")
         assert 0.5 < idle < 3 and 0.5 < slowloris < 3 and 0.5 < after_response < 3
         assert httpx.get(f"{url}/health/live").status_code == 200
+
+
+def _answer_to_a_stalled_body(url: str, *, trickle_every_s: float | None = None) -> tuple[bytes, float]:
+    """POST a head that declares 100 bytes of body, send 10 of them and then nothing (or one more byte every
+    `trickle_every_s`); return the whole answer and the seconds until the server closed the connection."""
+    sock = _connect(url)
+    started = time.monotonic()
+    head = b"POST /generate HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n"
+    sock.sendall(head + b'{"inputs":')
+    answer = b""
+    next_byte = started + (trickle_every_s or 0)
+    sock.settimeout(0.1)
+    try:
+        while time.monotonic() - started < 20:
+            if trickle_every_s is not None and time.monotonic() >= next_byte:
+                try:
+                    sock.sendall(b" ")
+                except OSError:  # the server has answered and closed: read what it sent
+                    trickle_every_s = None
+                next_byte += trickle_every_s or 0
+            try:
+                data = sock.recv(65536)
+            except TimeoutError:
+                continue
+            except ConnectionResetError:  # closed with our trickled bytes unread: a reset after the answer
+                data = b""
+            if not data:
+                return answer, time.monotonic() - started
+            answer += data
+        raise AssertionError(f"still open after 20 s, answered {answer[:200]!r}")
+    finally:
+        sock.close()
+
+
+def test_a_body_that_stops_arriving_gets_408(tmp_path: Path) -> None:
+    """A client that declares a body and stops sending it is answered 408 (JSON, connection closed) after
+    body_timeout_s of silence, or once the request's own timeout has passed for one that trickles it."""
+    with _service(tmp_path, "--body-timeout-s", "1", "--request-timeout-s", "3") as (_, url):
+        stalled, stalled_s = _answer_to_a_stalled_body(url)
+        trickled, trickled_s = _answer_to_a_stalled_body(url, trickle_every_s=0.5)
+        log.info(f"408 after: a stalled body {stalled_s:.2f}s, a body trickled a byte every 0.5 s {trickled_s:.2f}s")
+        for answer in (stalled, trickled):
+            head, _, body = answer.partition(b"\r\n\r\n")
+            assert head.startswith(b"HTTP/1.1 408"), answer
+            assert b"connection: close" in head.lower()
+            assert json.loads(body)["error_type"] == "body_timeout"
+        assert 0.8 < stalled_s < 2.5 and 2.8 < trickled_s < 4.5
+        metrics = httpx.get(f"{url}/metrics").text
+        assert 'atento_requests_rejected_total{reason="body_timeout"} 2.0' in metrics
+        assert httpx.post(f"{url}/generate", json={"inputs": "tres casas"}).json()["generated_text"] == "3 casas"
 
 
 def test_oversized_heads_are_refused_without_their_memory(tmp_path: Path) -> None:

@@ -53,6 +53,7 @@ ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
     status: {"model": ErrorResponse, "description": description}
     for status, description in (
         (401, "Missing or wrong API key"),
+        (408, "The request body stopped arriving (ATENTO_BODY_TIMEOUT_S)"),
         (413, "Input longer than the model's limits, or body over the configured size"),
         (422, "Invalid parameters"),
         (429, "Queue full (see Retry-After)"),

@@ -25,6 +25,7 @@ def test_status_table() -> None:
         "Unauthorized": 401,
         "UnsupportedMediaType": 415,
         "HeadersTooLarge": 431,
+        "BodyTimeout": 408,
         "InferenceFailed": 500,
         "ModelLoadError": 503,
         "ServingError": 500,
