@@ -45,7 +45,7 @@ class GenerationParams:
         """Raises InvalidInput naming the first bad field."""
         checks = [
             (self.max_new_tokens >= 1, "max_new_tokens must be >= 1"),
-            (self.temperature > 0 and np.isfinite(self.temperature), "temperature must be > 0"),
+            (self.temperature > 0 and np.isfinite(self.temperature), "temperature must be a finite number > 0"),
             (self.top_k is None or self.top_k >= 1, "top_k must be >= 1"),
             (self.top_p is None or 0 < self.top_p <= 1, "top_p must be in (0, 1]"),
             (self.seed is None or 0 <= self.seed < 2**63, "seed must be in [0, 2**63)"),

@@ -38,6 +38,13 @@ def test_invalid_parameters_422(fake_server, parameters):
     _is_error(httpx.post(f"{s.url}/generate", json={"inputs": "a", "parameters": parameters}), 422, "invalid_input")
 
 
+def test_an_infinite_temperature_is_named_as_such(fake_server):
+    s = fake_server()
+    body = b'{"inputs": "a", "parameters": {"temperature": 1e400}}'  # JSON's 1e400 parses as infinity
+    response = httpx.post(f"{s.url}/generate", content=body, headers={"content-type": "application/json"})
+    assert "finite" in _is_error(response, 422, "invalid_input")["error"]
+
+
 def test_invalid_bodies_422(fake_server):
     s = fake_server()
     _is_error(httpx.post(f"{s.url}/generate", json={"inputs": ""}), 422)
