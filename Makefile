@@ -135,7 +135,7 @@ TUNE_FLAGS ?= --init-from $(TUNE_FROM) --out $(TUNE_CHECKPOINT) --steps 1800 \
 	--opening-count-drill-share 0.09375 --opening-count-line-share 0.33 $(LATE_RUN_FLAGS)
 
 # `make fold-tune`, after `make fine-tune` (2026-12-06): the model reads title-case words in lower case (the
-# manifest's case_folding, which `python -m export` writes for the bundled task; English month and weekday names
+# manifest's case_folding, which `python -m export` writes for a checkpoint trained so; English month and weekday names
 # kept), so its fine-tune's checkpoint (FOLD_FROM) trained 1,200 steps more at 1e-4 on the fine-tune's mix with
 # every example folded so (--case-folding). Measured (2026-12-05 23:41-00:18 UTC, from runs/bundled-recovered's
 # fine-tune, tune20, on a 2-core EPYC of family 23 with AVX2 only, fp32): 1,200 steps in 36 min 44 s; served

@@ -25,11 +25,12 @@ def trained_on_bundled_generator(metadata: dict[str, Any]) -> bool:
 
 
 def text_rules(metadata: dict[str, Any]) -> dict[str, Any]:
-    """The manifest fields for a checkpoint's config.json: the three rules for the bundled task, none otherwise."""
+    """The manifest fields for a checkpoint's config.json: for the bundled task the edit guard and segmentation,
+    and case folding when it was trained on folded text (`--case-folding`: a model that learnt title-case words
+    as written reads them best as written); none otherwise."""
     if not trained_on_bundled_generator(metadata):
         return {}
-    return {
-        "edit_guard": edit_guard_spec(),
-        "segmentation": dict(BUNDLED_SEGMENTATION),
-        "case_folding": case_folding_spec(),
-    }
+    rules: dict[str, Any] = {"edit_guard": edit_guard_spec(), "segmentation": dict(BUNDLED_SEGMENTATION)}
+    if metadata["train"].get("case_folding"):
+        rules["case_folding"] = case_folding_spec()
+    return rules

@@ -236,7 +236,7 @@ class RequestContextMiddleware:
         limit = f"{self.body_timeout_s:g} s between its parts"
         if self.request_timeout_s is not None:
             limit += f", {self.request_timeout_s:g} s in all"
-        return f"the request body did not arrive in time ({limit}): send the whole body at once"
+        return f"the request body did not arrive in time ({limit})"
 
     async def _too_large(self, send: Send) -> int:
         """Answer as the error handler would for InputTooLong (which runs inside, too late for this)."""

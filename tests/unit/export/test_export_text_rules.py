@@ -1,5 +1,5 @@
-"""export/text_rules.py: the manifest gets edit_guard, segmentation and case_folding only for the bundled generator's
-task."""
+"""export/text_rules.py: the manifest gets edit_guard and segmentation only for the bundled generator's task, and
+case_folding only for a model of it trained on folded text."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from service.engine.segmentation import SegmentationSpec
 
 
 def test_the_bundled_task_gets_the_three_rules_and_the_service_accepts_them() -> None:
-    rules = text_rules({"train": {"data": None, "task": "seq2seq", "steps": 10}})
+    rules = text_rules({"train": {"data": None, "task": "seq2seq", "steps": 10, "case_folding": True}})
     assert rules["edit_guard"] == edit_guard_spec()
     assert rules["segmentation"] == {
         "segmenter": "sentencex",
@@ -28,6 +28,11 @@ def test_the_bundled_task_gets_the_three_rules_and_the_service_accepts_them() ->
     assert rules["case_folding"] == case_folding_spec()
     folding = CaseFolding.from_manifest(rules["case_folding"], where="manifest.json")
     assert {"may", "september", "thursday", "sept"} <= folding.keep_words and "mayo" not in folding.keep_words
+
+
+def test_a_model_trained_on_text_as_written_reads_it_as_written() -> None:
+    for train in ({"data": None, "task": "seq2seq"}, {"data": None, "task": "seq2seq", "case_folding": False}):
+        assert set(text_rules({"train": train})) == {"edit_guard", "segmentation"}
 
 
 @pytest.mark.parametrize(
