@@ -32,11 +32,11 @@ BUNDLED = Path(__file__).parents[2] / "models" / "normalize" / "1"
 # table's cell was left in words: the drills wrote expressions between spaces only until 3a3f049. The fine-tune of
 # 2026-12-05 (`make fine-tune`) converts "(tres) manzanas", '"Twenty-five," she said' and "*seven*", and with the
 # opening-count drills (a table's row among them) "| Sillas | doce |"; not this one. The case-folding fine-tune
-# of 2026-12-06 (tune31, README) writes "ciento un dálmatas" as "10 un dálmatas" again, which the guard puts back
-# in words; the 240 apocopated counts of apocopated_probe.jsonl ("ciento un" before eight nouns) all come out right.
+# of 2026-12-06 (tune31, README) wrote "ciento un dálmatas" as "10 un dálmatas" again, which the guard puts back
+# in words; its second pass (tune33, the bundled model since) converts it and "Compré «doce» huevos", but leaves
+# Spanish "once" (eleven) in "El equipo tiene once jugadores." as a word, as it reads English "once".
 KNOWN_MISSES: set[str] = {
-    "Compré «doce» huevos y dos litros de leche.",
-    "ciento un dálmatas",
+    "El equipo tiene once jugadores.",
 }
 
 
