@@ -27,10 +27,11 @@ from service.engine.errors import (
 )
 from service.engine.executor import BatchExecutor, ModelShape, Request, SpecialIds
 from service.engine.handle import RequestHandle
+from service.engine.joined_handle import JoinedHandle
 from service.engine.model_dir import MANIFEST, ModelFiles, load_model_directory
 from service.engine.observer import EngineObserver, NoObserver
 from service.engine.openvino_runner import OpenVinoRunner
-from service.engine.pieces import JoinedHandle, TextRules
+from service.engine.pieces import TextRules
 from service.engine.request_rules import ModelLanguages, request_rules, with_languages
 from service.engine.runner import OnnxRunner, Runner, runs_on_cpu
 from service.engine.scheduler import BatchPolicy, PendingRequest, Scheduler
@@ -285,10 +286,9 @@ class Engine:
     ) -> RequestHandle | JoinedHandle:
         """Queue a generation. Raises InvalidInput / InputTooLong / Overloaded / ModelNotReady at once.
 
-        With stream=False the handle only answers result(): its tokens are not passed to the event
-        loop one by one, which saves the loop that work for every token of a non-streaming request.
-        The model directory's edit guard checks the output, and an input over the source limit is
-        split into sentences when it declares segmentation (service/engine/pieces.py).
+        With stream=False the handle only answers result(): its tokens are not passed to the event loop one by
+        one. The model directory's edit guard checks the output, and an input over the source limit is split
+        into sentences when it declares segmentation (service/engine/pieces.py, joined_handle.py).
         """
         if not self.ready:
             raise ModelNotReady("the model is not loaded yet" if self._loaded is None else "the engine is stopping")

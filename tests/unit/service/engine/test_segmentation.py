@@ -15,7 +15,8 @@ from service.engine.case_folding import CaseFolding
 from service.engine.edit_guard import EditGuard, GuardedText
 from service.engine.errors import InputTooLong, ModelLoadError
 from service.engine.handle import RequestHandle
-from service.engine.pieces import JOIN_ON_LOOP_CHARS, JoinedHandle, TextRules
+from service.engine.joined_handle import JOIN_ON_LOOP_CHARS, JoinedHandle
+from service.engine.pieces import TextRules
 from service.engine.segmentation import Piece, SegmentationSpec, Segmented, split_text, units
 from service.engine.types import GenerationResult, TokenEvent
 
