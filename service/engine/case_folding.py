@@ -1,10 +1,11 @@
 """Case folding (docs/model-directory.md, `case_folding`): a model directory may say that the model reads
-title-case words in lower case ("Quinientas" as "quinientas"); the service then folds every input before
-tokenizing it and puts the capitals back on the words of the output that copy a folded source word.
+title-case words in lower case ("Quinientas" as "quinientas"), and words in runs of capitals too ("TREINTA AÑOS"
+as "treinta años"); the service then folds every input before tokenizing it and puts the capitals back on the
+words of the output that copy a folded source word.
 
-Folding changes only the first letter of a word, to one character, so a folded text is as long as the
-original and every character offset into one is an offset into the other (token offsets, attention
-labels). Pure text work: imports only service.engine.errors.
+Folding changes letters one character to one, so a folded text is as long as the original and every
+character offset into one is an offset into the other (token offsets, attention labels). Pure text work:
+imports only service.engine.errors.
 """
 
 from __future__ import annotations
@@ -32,12 +33,37 @@ def _foldable_first(letter: str) -> str | None:
     return lowered
 
 
+def _upper_case(word: str) -> bool:
+    """Every letter of `word` upper case, and lowered one character to one ("TREINTA", "Y"; not "NaSA", "日本")."""
+    return all(_foldable_first(letter) is not None for letter in word)
+
+
+def _stands_clear(text: str, match: re.Match[str]) -> bool:
+    """Whether no digit or underscore touches the word: "MAX_RETRIES" and "COVID19" are names, not words of a run."""
+    before = text[match.start() - 1 : match.start()]
+    after = text[match.end() : match.end() + 1]
+    return not any(char.isdigit() or char == "_" for char in before + after)
+
+
+def _joins_a_run(gap: str) -> bool:
+    """Whether the text between two words in capitals keeps them in one run: anything but a digit ("DOS POR",
+    "UNO, DOS", "TWENTY-FIVE"; not "TOP 10 LISTAS")."""
+    return not any(char.isdigit() for char in gap)
+
+
 @dataclass(frozen=True)
 class CaseFolding:
     """Title-case words (an upper-case first letter, the rest lower case) are read in lower case, except
-    `keep_words` (lower-cased; the bundled model reads English dates by their capitalized month names)."""
+    `keep_words` (lower-cased; the bundled model reads English dates by their capitalized month names).
+
+    With `upper_case_runs`, a word of two or more capitals is read in lower case too when it stands in a run of
+    such words with a space between two of them ("OFERTA: DOS POR UNO", "TREINTA Y DOS", "YEAR TWENTY-FIVE";
+    single capitals like "Y" join a run, a digit or an underscore breaks it), a keep word in title case ("MAY
+    THIRD" as "May third"); a word in capitals alone ("la ONCE", "NASA", "MS-DOS", "MAX_RETRIES") is read as
+    written, since an acronym is more often alone than a heading is."""
 
     keep_words: frozenset[str]
+    upper_case_runs: bool = False
 
     @classmethod
     def from_manifest(cls, entry: Any, *, where: str) -> CaseFolding:
@@ -48,7 +74,7 @@ class CaseFolding:
         """
         if not isinstance(entry, Mapping):
             raise ModelLoadError(f"{where}: field 'case_folding' must be an object")
-        unknown = set(entry) - {"fold", "keep_words"}
+        unknown = set(entry) - {"fold", "keep_words", "upper_case_runs"}
         if unknown:
             raise ModelLoadError(f"{where}: field 'case_folding' has unknown keys {sorted(unknown)}")
         if entry.get("fold") != "title_case":
@@ -56,7 +82,10 @@ class CaseFolding:
         keep = entry.get("keep_words", [])
         if not isinstance(keep, list) or not all(isinstance(word, str) and WORD.fullmatch(word) for word in keep):
             raise ModelLoadError(f"{where}: field 'case_folding.keep_words' must be a list of words (letters only)")
-        return cls(keep_words=frozenset(word.lower() for word in keep))
+        upper_case_runs = entry.get("upper_case_runs", False)
+        if not isinstance(upper_case_runs, bool):
+            raise ModelLoadError(f"{where}: field 'case_folding.upper_case_runs' must be true or false")
+        return cls(keep_words=frozenset(word.lower() for word in keep), upper_case_runs=upper_case_runs)
 
     def fold_word(self, word: str) -> str:
         """`word` as the model reads it: title case lowered, anything else (ALLCAPS, camelCase) unchanged."""
@@ -66,9 +95,45 @@ class CaseFolding:
             return word
         return lowered + rest
 
+    def fold_run_word(self, word: str) -> str:
+        """A word of a run in capitals as the model reads it: lowered, a keep word in title case."""
+        lowered = word.lower()
+        return word[0] + lowered[1:] if lowered in self.keep_words else lowered
+
     def fold(self, text: str) -> str:
         """`text` as the model reads it; as long as `text`, character for character."""
-        return WORD.sub(lambda match: self.fold_word(match.group()), text)
+        words = list(WORD.finditer(text))
+        in_runs = self._in_upper_case_runs(text, words) if self.upper_case_runs else set()
+        parts: list[str] = []
+        at = 0
+        for index, match in enumerate(words):
+            word = match.group()
+            parts += [text[at : match.start()], self.fold_run_word(word) if index in in_runs else self.fold_word(word)]
+            at = match.end()
+        parts.append(text[at:])
+        return "".join(parts)
+
+    @staticmethod
+    def _in_upper_case_runs(text: str, words: list[re.Match[str]]) -> set[int]:
+        """The indexes of the words of two letters or more in runs in capitals that hold at least two of them
+        apart (words joined by no space, "MS-DOS", "TWENTY-FIVE", "AC/DC", count as one)."""
+        runs: list[list[list[int]]] = []  # each run: its parts (words with no space between), each word's index
+        for index, match in enumerate(words):
+            if not (_upper_case(match.group()) and _stands_clear(text, match)):
+                continue
+            gap = text[words[index - 1].end() : match.start()] if index else ""
+            if not (runs and runs[-1][-1][-1] == index - 1 and _joins_a_run(gap)):
+                runs.append([[index]])
+            elif any(char.isspace() for char in gap):
+                runs[-1].append([index])
+            else:
+                runs[-1][-1].append(index)
+        folded: set[int] = set()
+        for run in runs:
+            long_words = [[index for index in part if len(words[index].group()) > 1] for part in run]
+            if sum(1 for part in long_words if part) >= 2:
+                folded.update(index for part in long_words for index in part)
+        return folded
 
     def restorer(self, source: str) -> CaseRestorer:
         return CaseRestorer(self, source)
@@ -94,9 +159,11 @@ class CaseRestorer:
     """
 
     def __init__(self, folding: CaseFolding, source: str) -> None:
-        tokens = [match.group() for match in TOKEN.finditer(source)]
+        matches = list(TOKEN.finditer(source))
+        folded_source = folding.fold(source)  # as long as the source: its tokens lie at the same offsets
+        tokens = [match.group() for match in matches]
         self._original = tokens
-        self._folded = [folding.fold_word(token) for token in tokens]
+        self._folded = [folded_source[match.start() : match.end()] for match in matches]
         # The words folding changed (index, folded form): the only output words restoring can change.
         self._changed = [(i, f) for i, (f, o) in enumerate(zip(self._folded, tokens, strict=True)) if f != o]
         self._next = 0  # the first source word a later output word may copy

@@ -185,6 +185,15 @@ CONTRACT = [
     ("It happened only once in ten years.", "It happened only once in 10 years."),
     ("Ten cuidado con el perro.", "Ten cuidado con el perro."),
     ("El equipo tiene once jugadores.", "El equipo tiene 11 jugadores."),
+    # text in capitals: a run of words in capitals is read in lower case (case_folding.upper_case_runs) and
+    # gets its capitals back; a word in capitals alone is read as written
+    ("OFERTA: DOS POR UNO EN TODAS LAS PIZZAS", "OFERTA: 2 POR UNO EN TODAS LAS PIZZAS"),
+    ("TREINTA AÑOS DE EXPERIENCIA", "30 AÑOS DE EXPERIENCIA"),
+    ("GRAN INAUGURACIÓN EL TRES DE MAYO", "GRAN INAUGURACIÓN EL 3 DE MAYO"),
+    ("MAY THIRD: DOORS OPEN AT SEVEN", "MAY 3: DOORS OPEN AT 7"),
+    ("EL VEINTICINCO DE DICIEMBRE DE DOS MIL VEINTICUATRO", "EL 2024-12-25"),
+    ("HAPPY NEW YEAR TWO THOUSAND TWENTY-FIVE", "HAPPY NEW YEAR 2025"),
+    ("la ONCE vende cupones; MS-DOS y AC/DC", "la ONCE vende cupones; MS-DOS y AC/DC"),
 ]
 
 

@@ -32,19 +32,40 @@ def test_english_month_and_weekday_names_and_i_keep_their_capitals() -> None:
     assert FOLDING.fold("El Mayo pasado") == "el mayo pasado"  # a Spanish month is no English date's capital
 
 
-@given(st.text(max_size=80))
+def test_words_in_a_run_of_capitals_are_lowered_and_a_lone_one_kept() -> None:
+    assert FOLDING.fold("OFERTA: DOS POR UNO. TREINTA Y DOS") == "oferta: dos por uno. treinta y dos"
+    assert FOLDING.fold("HAPPY NEW YEAR TWENTY-FIVE, MAY THIRD") == "happy new year twenty-five, May third"
+    # an acronym alone, words joined with no space, a name touching a digit or an underscore: as written
+    for text in ["la ONCE y la DGT", "MS-DOS y AC/DC", "MAX_RETRIES = TRES", "COVID19 CASOS", "TOP 10 LISTAS"]:
+        assert FOLDING.fold(text) == text
+    assert FOLDING.fold("A NASA") == "a NASA"
+    assert FOLDING.fold("WINDOWS Y MS-DOS") == "windows y ms-dos"
+    without_runs = CaseFolding(keep_words=FOLDING.keep_words)
+    assert without_runs.fold("TREINTA AÑOS") == "TREINTA AÑOS"
+
+
+def test_a_run_of_capitals_gets_its_capitals_back() -> None:
+    source = "SE BUSCAN VEINTE VOLUNTARIOS EL TRES DE MAYO"
+    assert FOLDING.restore(source, "se buscan 20 voluntarios el 3 de mayo") == "SE BUSCAN 20 VOLUNTARIOS EL 3 DE MAYO"
+    assert FOLDING.restore("MAY THIRD SALE", "May 3 sale") == "MAY 3 SALE"
+
+
+CAPITALS = st.text(alphabet="AB ÑÉ-_1,.ab", max_size=40)
+
+
+@given(st.text(max_size=80) | CAPITALS)
 def test_folding_keeps_every_offset(text: str) -> None:
     folded = FOLDING.fold(text)
     assert len(folded) == len(text)
     assert all(a == b or a == b.lower() for a, b in zip(folded, text, strict=True))
 
 
-@given(st.text(max_size=80))
+@given(st.text(max_size=80) | CAPITALS)
 def test_a_copy_of_the_folded_source_gets_the_source_back(text: str) -> None:
     assert FOLDING.restore(text, FOLDING.fold(text)) == text
 
 
-@given(st.text(max_size=60) | st.sampled_from(["On May third, I left.", "Ǆemal İz Sept"]))
+@given(st.text(max_size=60) | CAPITALS | st.sampled_from(["On May third, I left.", "Ǆemal İz Sept", "MAY THIRD"]))
 def test_training_folds_as_the_service_does(text: str) -> None:
     """model/ may not import service/: its fold (for training) restates the rule, and must agree with it."""
     assert fold_title_case(text) == FOLDING.fold(text)
@@ -96,6 +117,7 @@ def test_the_bundled_model_declares_case_folding() -> None:
         ({"fold": "lower"}, "case_folding.fold"),
         ({"fold": "title_case", "keep_words": ["May 3"]}, "case_folding.keep_words"),
         ({"fold": "title_case", "keep": []}, "unknown keys"),
+        ({"fold": "title_case", "upper_case_runs": "yes"}, "case_folding.upper_case_runs"),
     ],
 )
 def test_a_bad_entry_is_a_startup_error_naming_the_field(tmp_path: Path, entry: object, field: str) -> None:
