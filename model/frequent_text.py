@@ -57,6 +57,28 @@ PUNCTUATION_AROUND = {
     "es": (*_MARKS_AROUND, *_MARKS_AFTER, ("«", "»"), ("¡", "!"), ("¿", "?")),
     "en": (*_MARKS_AROUND, *_MARKS_AFTER, ("'", "'"), ("**", "**"), ("", "!")),
 }
+# HTML around a number or a word, inline and block: the bundled model of 2026-12-06 left "<td>quince</td>",
+# "<li>Dos tazas de arroz</li>" and "Quedan <strong>tres</strong> días." in words, having met markup only in
+# copied text.
+MARKUP_AROUND = (
+    ("<b>", "</b>"),
+    ("<strong>", "</strong>"),
+    ("<em>", "</em>"),
+    ("<i>", "</i>"),
+    ("<u>", "</u>"),
+    ("<mark>", "</mark>"),
+    ("<span>", "</span>"),
+    ('<span class="num">', "</span>"),
+    ('<a href="#">', "</a>"),
+    ("<td>", "</td>"),
+    ("<th>", "</th>"),
+    ("<li>", "</li>"),
+    ("<p>", "</p>"),
+    ("<br>", ""),
+    ("", "<br>"),
+    ("", "<br/>"),
+)
+MARKUP_BLOCKS = (("<p>", "</p>"), ("<li>", "</li>"), ("<td>", "</td>"), ("<h2>", "</h2>"), ("<div>", "</div>"))
 TEXT_SENTENCE_ENDS = (".", ".", ".", "?", "!")  # between sentences, always: "diez" + "Y" would read on
 _FRAME_LEADS = {"es": ("", "para ", "en ", "desde ", "hasta ", "por "), "en": ("", "on ", "by ", "since ", "for ")}
 _FRAME_ARTICLES = {"es": ("el", "la", "los", "las", "del", "al"), "en": ("the", "the", "a", "this")}
@@ -133,8 +155,16 @@ def _frame(rng: random.Random, lang: str) -> str:
     )
 
 
-def _punctuated(rng: random.Random, lang: str, word: str) -> str:
-    opening, closing = rng.choice(PUNCTUATION_AROUND[lang])
+def _marks(rng: random.Random, lang: str, markup_share: float) -> tuple[str, str]:
+    """The marks around a word or an expression: HTML tags `markup_share` of the time, else punctuation (no
+    draw for the tags when the share is 0, so that runs without markup draw as before)."""
+    if markup_share and rng.random() < markup_share:
+        return rng.choice(MARKUP_AROUND)
+    return rng.choice(PUNCTUATION_AROUND[lang])
+
+
+def _punctuated(rng: random.Random, lang: str, word: str, markup_share: float = 0.0) -> str:
+    opening, closing = _marks(rng, lang, markup_share)
     return f"{opening}{word}{closing}"
 
 
@@ -180,6 +210,7 @@ def _insert_expression(
     punctuated_share: float,
     *,
     first: bool = False,
+    markup_share: float = 0.0,
 ) -> None:
     """An expression inserted into `source` and its conversion into `target` (first with `first`), never beside
     one of `taken` (indices of the expressions already in; updated), the words either side redrawn until none
@@ -192,7 +223,7 @@ def _insert_expression(
         source[at] = target[at] = frequent_word(rng, lang, joining=False)
     expression_source, expression_target = drill_expression(rng, lang)
     if punctuated_share and rng.random() < punctuated_share:
-        opening, closing = rng.choice(PUNCTUATION_AROUND[lang])  # the same marks around both sides
+        opening, closing = _marks(rng, lang, markup_share)  # the same marks around both sides
         expression_source = f"{opening}{expression_source}{closing}"
         expression_target = f"{opening}{expression_target}{closing}"
     _place(source, target, taken, at, (expression_source, expression_target), converted=True)
@@ -223,9 +254,11 @@ def frequent_word_sentence(
     ends: tuple[str, ...] = SENTENCE_ENDS,
     punctuated_share: float = 0.0,
     opening_share: float = 0.0,
+    markup_share: float = 0.0,
 ) -> Pair:
     """Frequent words, maybe a date-like frame, maybe one or two expressions (converted in the target); with
-    `punctuated_share`, that share of the expressions and of the sentences' words marked (PUNCTUATION_AROUND);
+    `punctuated_share`, that share of the expressions and of the sentences' words marked (PUNCTUATION_AROUND;
+    `markup_share` of those marks HTML tags, MARKUP_AROUND);
     with `opening_share`, that share of the sentences with an expression open with it, capitalized: the models
     left counts opening a later sentence in words ("Two bedrooms, one bathroom.", "Nine points from their last
     three games."), which the drills placed first one time in seven."""
@@ -233,7 +266,9 @@ def frequent_word_sentence(
     source = [w.capitalize() if rng.random() < CAPITALIZED_SHARE else w for w in source]
     if punctuated_share:
         # Not the last word: the sentence's own end follows it.
-        marked = [_punctuated(rng, lang, w) if rng.random() < punctuated_share / 4 else w for w in source[:-1]]
+        marked = [
+            _punctuated(rng, lang, w, markup_share) if rng.random() < punctuated_share / 4 else w for w in source[:-1]
+        ]
         source = [*marked, source[-1]]
     if rng.random() < FRAME_SHARE:
         source.insert(rng.randint(0, len(source)), _frame(rng, lang))
@@ -242,9 +277,11 @@ def frequent_word_sentence(
     opens_with_expression = False
     if rng.random() < EXPRESSION_SHARE:
         opens_with_expression = bool(opening_share) and rng.random() < opening_share
-        _insert_expression(rng, lang, source, target, taken, punctuated_share, first=opens_with_expression)
+        _insert_expression(
+            rng, lang, source, target, taken, punctuated_share, first=opens_with_expression, markup_share=markup_share
+        )
         if rng.random() < SECOND_EXPRESSION_SHARE:
-            _insert_expression(rng, lang, source, target, taken, punctuated_share)
+            _insert_expression(rng, lang, source, target, taken, punctuated_share, markup_share=markup_share)
     if rng.random() < AMOUNT_SHARE:
         _insert_amount(rng, lang, source, target, taken)
     if rng.random() < LOOKALIKE_SHARE:
@@ -265,11 +302,23 @@ def frequent_word_sentence(
 
 
 def frequent_word_text(
-    rng: random.Random, lang: str, *, punctuated_share: float = 0.0, opening_share: float = 0.0
+    rng: random.Random,
+    lang: str,
+    *,
+    punctuated_share: float = 0.0,
+    opening_share: float = 0.0,
+    markup_share: float = 0.0,
 ) -> Pair:
     """One frequent-word sentence, or (TEXT_SHARE) two or three, each ended by its punctuation, as a review or
-    an e-mail is written: the expressions of the later sentences are converted as well as the first's."""
-    shares = {"punctuated_share": punctuated_share, "opening_share": opening_share}
+    an e-mail is written: the expressions of the later sentences are converted as well as the first's. With
+    `markup_share`, half that share of the texts inside an HTML block ("<li>Dos tazas de arroz.</li>")."""
+    if markup_share and rng.random() < markup_share / 2:
+        opening, closing = rng.choice(MARKUP_BLOCKS)
+        source, target = frequent_word_text(
+            rng, lang, punctuated_share=punctuated_share, opening_share=opening_share, markup_share=markup_share
+        )
+        return opening + source + closing, opening + target + closing
+    shares = {"punctuated_share": punctuated_share, "opening_share": opening_share, "markup_share": markup_share}
     if rng.random() >= TEXT_SHARE:
         return frequent_word_sentence(rng, lang, **shares)
     count = rng.randint(2, 3)

@@ -298,6 +298,7 @@ def train_in_group(
                 config.frequent_word_drill_share,
                 punctuated_share=config.frequent_word_punctuated_share,
                 opening_share=config.frequent_word_opening_share,
+                markup_share=config.frequent_word_markup_share,
             )
         if config.opening_count_drill_share > 0:
             opening_rng = random.Random(f"opening-count-drills:{config.seed}:{step}")

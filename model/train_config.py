@@ -74,6 +74,13 @@ class TrainConfig:
             "before a comma, and a quarter of it of their other words (model/frequent_text.py)."
         },
     )
+    frequent_word_markup_share: float = field(
+        default=0.0,
+        metadata={
+            "help": "Share of the marks around the frequent-word sentences' expressions and words that are HTML "
+            "tags, and half of it of those texts inside an HTML block (model/frequent_text.py)."
+        },
+    )
     frequent_word_opening_share: float = field(
         default=0.0,
         metadata={

@@ -219,6 +219,26 @@ def test_punctuated_expressions_keep_their_marks_in_the_target(monkeypatch: pyte
     assert not any(re.search(r"[(“«\[*|]", source) for source, _ in plain)
 
 
+def test_markup_marks_expressions_and_wraps_texts_in_html(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(frequent_text, "drill_expression", lambda rng, lang: ("EXPR", "CONVERTED"))
+    monkeypatch.setattr(frequent_text, "AMOUNT_SHARE", 0.0)  # amounts in words convert too
+    rng = random.Random(9)
+    tagged_expressions = blocks = 0
+    for _ in range(2000):
+        source, target = frequent_word_text(rng, rng.choice(("es", "en")), punctuated_share=0.3, markup_share=0.4)
+        assert target == source.replace("EXPR", "CONVERTED")
+        tagged_expressions += len(re.findall(r"<[a-z]+[^>]*>EXPR|EXPR</?[a-z]+/?>", source))
+        blocks += any(source.startswith(a) and source.endswith(b) for a, b in frequent_text.MARKUP_BLOCKS)
+    assert tagged_expressions > 50 and 0.15 < blocks / 2000 < 0.3
+    # Without markup the marks are drawn exactly as before it existed.
+    for seed in range(200):
+        shares = {"punctuated_share": 0.3, "opening_share": 0.25}
+        assert frequent_word_text(random.Random(seed), "es", **shares) == frequent_word_text(
+            random.Random(seed), "es", markup_share=0.0, **shares
+        )
+        assert "<" not in frequent_word_text(random.Random(seed), "en", **shares)[0]
+
+
 def test_opening_expressions_open_their_sentences_capitalized(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(frequent_text, "drill_expression", lambda rng, lang: ("eXPR", "cONVERTED"))
     monkeypatch.setattr(frequent_text, "AMOUNT_SHARE", 0.0)  # amounts in words convert too
