@@ -249,6 +249,13 @@ def number_values() -> dict[str, int]:
     return {word: values.pop() for word, values in sorted(spelled.items())}
 
 
+def _round_spanish_words() -> set[str]:
+    """The Spanish words a number may end with before "un", "una", "uno" (101, 1001, 301): "ciento", the hundreds
+    from two hundred in every form ("trescientos", "trescientas"), "mil"."""
+    hundreds = {spanish_cardinal(n, form=form) for n in range(200, 1000, 100) for form in SPANISH_FORMS}
+    return {"ciento", "mil", *hundreds}
+
+
 @functools.cache
 def month_numbers() -> dict[str, int]:
     """Each month name, full and abbreviated, of the Babel locales the dates are written in: "mayo" 5, "sept" 9."""
@@ -292,6 +299,12 @@ def edit_guard_spec() -> dict[str, object]:
         "ordinal_words": sorted(ordinal_spellings() - cardinal_words() - connectors),
         # "doce de junio de dos mil veintidós y" -> "2022-06-12" took the sentence's "y" with the date.
         "joining_words": sorted(GUARD_JOINING_WORDS),
+        # "mil una noches" -> "1000 una noches" converted part of 1001 (tune34, apocopated probe, 2026-12-06); after
+        # any other number "un" is an article ("en mil novecientos veinticinco un grupo" -> "en 1925 un grupo").
+        "number_tails": {
+            "words": sorted(w for w in ("un", "una", "uno") if w in words),
+            "after": sorted(_round_spanish_words() & words),
+        },
         # The digits an edit writes must be the numbers its source says: "ciento" -> "10" is reverted.
         "number_values": {word: value for word, value in number_values().items() if word in words},
         "month_numbers": {word: number for word, number in month_numbers().items() if word in months - connectors},

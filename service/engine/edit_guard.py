@@ -2,7 +2,8 @@
 from its input must be an edit the model directory allows; a span that is not is put back as the source.
 
 Pure Python (re, difflib); imports only service.engine: errors, guard_alignment (tokens, alignment), guard_values
-(what numbers an edit's source says) and guard_language (which language a sentence reads as).
+(what numbers an edit's source says), guard_number_edges (digits at the edge of a number left partly in words) and
+guard_language (which language a sentence reads as).
 """
 
 from __future__ import annotations
@@ -19,13 +20,17 @@ from service.engine.guard_alignment import (
     Opcode,
     common_prefix,
     common_suffix,
-    hyphenated,
     regions,
     repaired_at_marks,
     split_tokens,
     with_unknown_words_apart,
 )
 from service.engine.guard_language import LANGUAGE_FIELDS, LanguageRule, language_rule_from_manifest
+from service.engine.guard_number_edges import (
+    digits_before_number_tail,
+    digits_beside_number_word,
+    number_tails_from_manifest,
+)
 from service.engine.guard_values import NumberValues, number_values_from_manifest, writes_impossible_date
 
 
@@ -57,7 +62,9 @@ class EditGuard:
     writes no ISO date that the calendar does not have ("2001-02-29"); (d) it writes no digits right beside
     (whitespace between, or one of the `joining_words`) one of the optional `number_words` left in the output:
     "ciento noventa y nueve" -> "ciento 99", "tres mil" -> "3 mil" or "treinta y dos" -> "treinta y 2" converted
-    part of a number and left the rest in words; (e) when its
+    part of a number and left the rest in words, nor digits of a number ending in one of the optional
+    `number_tails`' `after` words right before one of their `words` left in the output: "mil una noches" -> "1000
+    una noches"; (e) when its
     source side holds one of the optional `ordinal_words`, a month name (`name_words`) is in it or the nearest
     word beside it, past connectors: an ordinal is an expression only in a date, so "the first of September" ->
     "the 1 of September" passes and "Our first child" -> "Our 1 child" is reverted; (f) its source side does not
@@ -85,6 +92,11 @@ class EditGuard:
     # Consumable words of cardinals ("ciento", "mil", "tres", "hundred"): an edit's digits next to one that the
     # output still writes in words took part of a number ("ciento 99"), and are reverted.
     number_words: frozenset[str] = frozenset()
+    # Connectors that end a number after a round one ("mil un", "ciento una": 1001, 101) but stand alone too ("una
+    # noche"), and the words they end a number after: digits converted from "mil" right before "una" left in words
+    # took part of a number ("1000 una noches"); after "seis" or a date's year, "un" is an article ("1925 un grupo").
+    number_tail_words: frozenset[str] = frozenset()
+    number_tail_after: frozenset[str] = frozenset()
     # Consumable words of ordinals ("first", "twenty-third"'s "third", "primero"): consumed only in a date.
     ordinal_words: frozenset[str] = frozenset()
     # Connectors that join an expression's words and never end one ("y", "and", "de", "of").
@@ -104,7 +116,8 @@ class EditGuard:
             raise ModelLoadError(f"{where}: field 'edit_guard' must be an object")
         known = {
             "consumable_words", "consumable_characters", "producible_characters", "connector_words", "name_words",
-            "number_words", "ordinal_words", "joining_words", "number_values", "month_numbers", *LANGUAGE_FIELDS,
+            "number_words", "ordinal_words", "joining_words", "number_tails", "number_values", "month_numbers",
+            *LANGUAGE_FIELDS,
         }  # fmt: skip
         unknown = set(entry) - known
         if unknown:
@@ -134,6 +147,7 @@ class EditGuard:
             if not isinstance(value, list) or not all(isinstance(w, str) and w in words for w in value):
                 raise ModelLoadError(f"{where}: field 'edit_guard.{key}' must be a list of words from consumable_words")
             subsets[key] = frozenset(value)
+        tail_words, tail_after = number_tails_from_manifest(entry, words=frozenset(words), where=where)
         values = number_values_from_manifest(
             entry, words=frozenset(words), connectors=frozenset(connectors), where=where
         )
@@ -146,6 +160,8 @@ class EditGuard:
             number_words=subsets["number_words"],
             ordinal_words=subsets["ordinal_words"],
             joining_words=subsets["joining_words"],
+            number_tail_words=tail_words,
+            number_tail_after=tail_after,
             values=values,
             languages=language_rule_from_manifest(entry, words=frozenset(words), where=where),
         )
@@ -298,7 +314,17 @@ class EditGuard:
         if (
             allowed
             and not writes_impossible_date(out, j1, j2)
-            and not self._digits_beside_number_word(alignment, j1, j2)
+            and not digits_beside_number_word(
+                alignment,
+                j1,
+                j2,
+                number_words=self.number_words,
+                joining_words=self.joining_words,
+                ordinal_words=self.ordinal_words,
+            )
+            and not digits_before_number_tail(
+                alignment, i2, j2, tail_words=self.number_tail_words, tail_after=self.number_tail_after
+            )
             and (self.values is None or self.values.agree(src[i1:i2], out[j1:j2], _copied_source(region)))
             and (self.languages is None or self.languages.allows(context, start, stop))
         ):
@@ -310,33 +336,6 @@ class EditGuard:
             kept_start = sum(len(token) for token in context[:start])
             reverted.append(RevertedEdit(source=kept, output=written, source_start=kept_start))
         return False
-
-    def _digits_beside_number_word(self, alignment: Alignment, j1: int, j2: int) -> bool:
-        """Whether output tokens j1:j2 begin or end with digits that the nearest token of the output on that side,
-        past whitespace and at most one joining word (`joining_words`), a number word (`number_words`), continues:
-        "ciento" + "99", "3" + "mil", "Treinta y" + "2". A number word in a hyphenated ordinal is none: "December 29
-        thirty-first of June" keeps its "29"."""
-        if not self.number_words:
-            return False
-        tokens, offset = alignment.output_context, alignment.output_offset
-        written = "".join(alignment.output[j1:j2]).strip()
-        sides = ((written[:1], offset + j1 - 1, -1), (written[-1:], offset + j2, 1))
-        for edge, i, step in sides:
-            i = self._past_whitespace(tokens, i, step)
-            if 0 <= i < len(tokens) and tokens[i].lower() in self.joining_words:
-                i = self._past_whitespace(tokens, i + step, step)
-            if edge.isdigit() and 0 <= i < len(tokens) and tokens[i].lower() in self.number_words:
-                compound = hyphenated(tokens, i)
-                ordinal = any(word.lower() in self.ordinal_words for word in compound)
-                if not ordinal and _stands_alone(tokens, i, "-".join(compound)):
-                    return True
-        return False
-
-    @staticmethod
-    def _past_whitespace(tokens: list[str], i: int, step: int) -> int:
-        while 0 <= i < len(tokens) and tokens[i].isspace():
-            i += step
-        return i
 
     def _split_at_unknown_words(self, region: list[Opcode], alignment: Alignment) -> list[list[Opcode]]:
         """The region's opcodes in runs: a differing span with an unknown or everyday word alone, the rest together."""
@@ -368,20 +367,6 @@ class EditGuard:
                 return test(token)
             i += step
         return False
-
-
-def _stands_alone(tokens: list[str], at: int, compound: str) -> bool:
-    """Whether the text between whitespace around tokens[at] is its hyphenated compound, punctuation around it
-    aside ("(ciento", "mil."): a number word inside a link or a path ("x.es/tres-mil") continues no number."""
-    start, stop = at, at + 1
-    while start > 0 and not tokens[start - 1].isspace():
-        start -= 1
-    while stop < len(tokens) and not tokens[stop].isspace():
-        stop += 1
-    chunk = "".join(tokens[start:stop])
-    first = next(n for n, c in enumerate(chunk) if c.isalnum())
-    last = max(n for n, c in enumerate(chunk) if c.isalnum())
-    return chunk[first : last + 1] == compound
 
 
 def _reverted_length(guarded: GuardedText) -> int:

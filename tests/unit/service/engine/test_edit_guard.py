@@ -73,6 +73,9 @@ def guard() -> EditGuard:
         # ... or past a joining word: "treinta y 2" is no number (a line of dialogue, 2026-12-05).
         ("—Treinta y dos.", "—Treinta y 2.", [("dos", "2")]),
         ("sixty and five", "sixty and 5", [("five", "5")]),
+        # ... or right before "un", "una", "uno" left in words: part of 1001 converted (tune34, 2026-12-06).
+        ("Tenemos mil una noches en total.", "Tenemos 1000 una noches en total.", [("mil", "1000")]),
+        ("mil un coches", "1000 un coches", [("mil", "1000")]),
         # Paired again at a mark both sides hold, a good edit is kept beside a bad one, never the bad one.
         ("tres, cuatro casas", "3, 5 casas", [("cuatro", "5")]),
         ("el 1 de mayo de 2001, veinte, tres", "el 2001-05-01, 2, 3", [("veinte", "2")]),
@@ -144,6 +147,10 @@ def test_a_reverted_span_leaves_the_good_ones(guard: EditGuard) -> None:
         ("el cuarto de mayo", "el 4 de mayo"),
         ("May twenty-third, two thousand one", "2001-05-23"),
         ("treinta y un días", "31 días"),  # "un" ends a number; "y" joins one
+        ("mil una noches", "1001 noches"),
+        ("en mil novecientos veinticinco un grupo", "en 1925 un grupo"),  # after "veinticinco" an article
+        ("quedan ochocientos un, dijo", "quedan 800 un, dijo"),  # before a comma, maybe a pronoun
+        ("mil un-dos", "1000 un-dos"),  # "un" in a compound is no word of its own
         ("dos mil y pico", "2000 y pico"),
         ("I saw it once four years ago", "I saw it once 4 years ago"),  # English "once" (Spanish eleven)
         # A number word inside a link or a path continues no number (2026-12-06: it reverted "3200" whole).
@@ -258,6 +265,15 @@ def test_only_a_short_refused_region_is_paired_again_at_each_mark(guard: EditGua
                 "joining_words": ["y"],
             },
             "edit_guard.joining_words",
+        ),
+        (
+            {
+                "consumable_words": ["mil", "un"],
+                "consumable_characters": "0",
+                "producible_characters": "0",
+                "number_tails": {"words": ["un"], "after": ["ciento"]},
+            },
+            "edit_guard.number_tails",
         ),
     ],
 )

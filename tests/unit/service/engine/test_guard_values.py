@@ -27,7 +27,8 @@ def guard_without_values() -> EditGuard:
 # Each output here passes every other rule of the guard (checked below without the value check): only the
 # numbers it says are wrong.
 WRONG_VALUES = [
-    ("ciento un dálmatas", "10 un dálmatas", [("ciento", "10")]),  # a fine-tune's output (2026-12-04)
+    # A fine-tune's "ciento un dálmatas" -> "10 un dálmatas" (2026-12-04) is caught by number_tails too since.
+    ("ciento dos dálmatas", "10 dálmatas", [("ciento dos", "10")]),
     ("mil novecientos ochenta", "980", [("mil novecientos ochenta", "980")]),  # the same fine-tune's
     ("Tengo veinticinco años.", "Tengo 52 años.", [("veinticinco", "52")]),
     ("mil millones", "10000000", [("mil millones", "10000000")]),
