@@ -6,11 +6,14 @@ Pure Python; imports only service.engine: errors, guard_alignment (tokens, align
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
 from service.engine.errors import ModelLoadError
 from service.engine.guard_alignment import Alignment, hyphenated
+
+_HTML_TAG = re.compile(r"</?[A-Za-z][^<>]*>")
 
 
 def number_tails_from_manifest(
@@ -93,13 +96,14 @@ def _past_whitespace(tokens: list[str], i: int, step: int) -> int:
 
 def _stands_alone(tokens: list[str], at: int, compound: str) -> bool:
     """Whether the text between whitespace around tokens[at] is its hyphenated compound, punctuation around it
-    aside ("(ciento", "mil."): a number word inside a link or a path ("x.es/tres-mil") continues no number."""
+    and HTML tags aside ("(ciento", "mil.", "<td>dos"): a number word inside a link or a path ("x.es/tres-mil")
+    continues no number."""
     start, stop = at, at + 1
     while start > 0 and not tokens[start - 1].isspace():
         start -= 1
     while stop < len(tokens) and not tokens[stop].isspace():
         stop += 1
-    chunk = "".join(tokens[start:stop])
+    chunk = _HTML_TAG.sub("", "".join(tokens[start:stop]))
     first = next(n for n, c in enumerate(chunk) if c.isalnum())
     last = max(n for n, c in enumerate(chunk) if c.isalnum())
     return chunk[first : last + 1] == compound

@@ -70,6 +70,7 @@ def guard() -> EditGuard:
         ("two hundred", "two 100", [("hundred", "100")]),
         ("(ciento noventa y nueve)", "(ciento 99)", [("noventa y nueve", "99")]),  # punctuation is no link
         ("son tres mil.", "son 3 mil.", [("tres", "3")]),
+        ("<td>dos mil veinte</td>", "<td>dos 1020</td>", [("mil veinte", "1020")]),  # a tag is no link
         # ... or past a joining word: "treinta y 2" is no number (a line of dialogue, 2026-12-05).
         ("—Treinta y dos.", "—Treinta y 2.", [("dos", "2")]),
         ("sixty and five", "sixty and 5", [("five", "5")]),
