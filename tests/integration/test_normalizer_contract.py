@@ -34,10 +34,9 @@ BUNDLED = Path(__file__).parents[2] / "models" / "normalize" / "1"
 # opening-count drills (a table's row among them) "| Sillas | doce |"; not this one. The case-folding fine-tune
 # of 2026-12-06 (tune31, README) wrote "ciento un dálmatas" as "10 un dálmatas" again, which the guard puts back
 # in words; its second pass (tune33, the bundled model since) converts it and "Compré «doce» huevos", but leaves
-# Spanish "once" (eleven) in "El equipo tiene once jugadores." as a word, as it reads English "once".
-KNOWN_MISSES: set[str] = {
-    "El equipo tiene once jugadores.",
-}
+# Spanish "once" (eleven) in "El equipo tiene once jugadores." as a word, as it reads English "once"; the mean of
+# the two markup passes (2026-12-06, the bundled model since) converts it.
+KNOWN_MISSES: set[str] = set()
 
 
 def _case(source: str, expected: str) -> object:
@@ -188,7 +187,8 @@ CONTRACT = [
     # text in capitals: a run of words in capitals is read in lower case (case_folding.upper_case_runs) and
     # gets its capitals back; a word in capitals alone is read as written
     ("OFERTA: DOS POR UNO EN TODAS LAS PIZZAS", "OFERTA: 2 POR UNO EN TODAS LAS PIZZAS"),
-    ("TREINTA AÑOS DE EXPERIENCIA", "30 AÑOS DE EXPERIENCIA"),
+    ("SE BUSCAN VEINTE VOLUNTARIOS PARA EL DOMINGO", "SE BUSCAN 20 VOLUNTARIOS PARA EL DOMINGO"),
+    ("AVISO: EL SERVICIO SE INTERRUMPIRÁ DURANTE TRES HORAS.", "AVISO: EL SERVICIO SE INTERRUMPIRÁ DURANTE 3 HORAS."),
     ("GRAN INAUGURACIÓN EL TRES DE MAYO", "GRAN INAUGURACIÓN EL 3 DE MAYO"),
     ("MAY THIRD: DOORS OPEN AT SEVEN", "MAY 3: DOORS OPEN AT 7"),
     ("EL VEINTICINCO DE DICIEMBRE DE DOS MIL VEINTICUATRO", "EL 2024-12-25"),
@@ -232,6 +232,10 @@ REAL_TEXT_PROBES = {
     # Written 2026-12-05 before the opening-count drills: later sentences and short lines opening with a count
     # (the model before them: 90.8%).
     "real_text_probe_fresh.jsonl": (142, 0.97),
+    # Written 2026-12-06: number words inside HTML (cells, list items, emphasis, links) and in runs of capitals
+    # (headings, notices), and markup and words in capitals to copy. The model before the markup drills: 70.5%
+    # (it left every number beside a tag in words); the bundled model since: 86.4%.
+    "real_text_probe_formats.jsonl": (44, 0.84),
 }
 # Inputs to copy that the bundled model still changes with the guard on, each one checked to be still wrong (an
 # entry that starts passing fails the run until it is removed). English "once" is Spanish eleven: "I've only been
