@@ -30,6 +30,14 @@ from service.engine.edit_guard import EditGuard
 EXPRESSION_WORDS = frozenset(edit_guard_spec()["consumable_words"]) - frozenset(GUARD_CONNECTORS)  # type: ignore[arg-type]
 
 
+@pytest.fixture
+def marked_expressions(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every expression drawn as the marker "EXPR" -> "CONVERTED", to find where it went, and no amounts in digits
+    (their words in brackets convert too)."""
+    monkeypatch.setattr(frequent_text, "drill_expression", lambda rng, lang: ("EXPR", "CONVERTED"))
+    monkeypatch.setattr(frequent_text, "AMOUNT_SHARE", 0.0)
+
+
 def test_the_lists_hold_real_words_but_no_expression_word_and_no_held_out_word() -> None:
     for lang, known in (("es", {"puerta", "gobierno", "trabajo"}), ("en", {"government", "window", "because"})):
         words = frequent_words(lang)
@@ -61,10 +69,8 @@ def test_every_pair_passes_the_edit_guard_and_most_are_framed() -> None:
     assert 0.3 < copied / 1500 < 0.5 and framed > 600
 
 
-def test_nothing_beside_an_expression_joins_it(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_nothing_beside_an_expression_joins_it(marked_expressions: None) -> None:
     # A marker for the expression, to find where it went: the words either side must not read on into it.
-    monkeypatch.setattr(frequent_text, "drill_expression", lambda rng, lang: ("EXPR", "CONVERTED"))
-    monkeypatch.setattr(frequent_text, "AMOUNT_SHARE", 0.0)  # amounts in words convert too
     rng = random.Random(4)
     placed = twice = 0
     for _ in range(3000):
@@ -90,9 +96,9 @@ def test_mix_in_replaces_the_middle_of_the_batch_and_is_seeded() -> None:
     assert mixed == mix_in_frequent_word_drills(batch, random.Random(5), 0.125)
 
 
-def test_lookalike_phrases_are_copied_and_never_beside_the_expression(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(frequent_text, "drill_expression", lambda rng, lang: ("EXPR", "CONVERTED"))
-    monkeypatch.setattr(frequent_text, "AMOUNT_SHARE", 0.0)  # amounts in words convert too
+def test_lookalike_phrases_are_copied_and_never_beside_the_expression(
+    marked_expressions: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(frequent_text, "LOOKALIKES", {"es": ("LOOK",), "en": ("LOOK",)})
     rng = random.Random(5)
     with_lookalike = 0
@@ -180,9 +186,7 @@ def test_small_counts_are_two_to_twelve_the_smaller_more_often() -> None:
     assert small_count(random.Random(0), "es")[0].split(" ")[0] in EXPRESSION_WORDS
 
 
-def test_texts_of_several_sentences_convert_every_sentence(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(frequent_text, "drill_expression", lambda rng, lang: ("EXPR", "CONVERTED"))
-    monkeypatch.setattr(frequent_text, "AMOUNT_SHARE", 0.0)  # amounts in words convert too
+def test_texts_of_several_sentences_convert_every_sentence(marked_expressions: None) -> None:
     rng = random.Random(7)
     several = with_break = later_expression = 0
     for _ in range(2000):
@@ -198,9 +202,7 @@ def test_texts_of_several_sentences_convert_every_sentence(monkeypatch: pytest.M
     assert 0.3 < several / 2000 < 0.4 and with_break > 0.2 * several and later_expression > 0.5 * several
 
 
-def test_punctuated_expressions_keep_their_marks_in_the_target(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(frequent_text, "drill_expression", lambda rng, lang: ("EXPR", "CONVERTED"))
-    monkeypatch.setattr(frequent_text, "AMOUNT_SHARE", 0.0)  # amounts in words convert too
+def test_punctuated_expressions_keep_their_marks_in_the_target(marked_expressions: None) -> None:
     rng = random.Random(8)
     expressions = marked = marked_words = 0
     for _ in range(2000):
@@ -219,9 +221,7 @@ def test_punctuated_expressions_keep_their_marks_in_the_target(monkeypatch: pyte
     assert not any(re.search(r"[(“«\[*|]", source) for source, _ in plain)
 
 
-def test_markup_marks_expressions_and_wraps_texts_in_html(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(frequent_text, "drill_expression", lambda rng, lang: ("EXPR", "CONVERTED"))
-    monkeypatch.setattr(frequent_text, "AMOUNT_SHARE", 0.0)  # amounts in words convert too
+def test_markup_marks_expressions_and_wraps_texts_in_html(marked_expressions: None) -> None:
     rng = random.Random(9)
     tagged_expressions = blocks = 0
     for _ in range(2000):
