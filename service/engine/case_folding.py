@@ -10,6 +10,7 @@ imports only service.engine.errors.
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -164,6 +165,10 @@ class CaseRestorer:
         tokens = [match.group() for match in matches]
         self._original = tokens
         self._folded = [folded_source[match.start() : match.end()] for match in matches]
+        # Where each folded word stands, in order: a word's candidates without a scan of the whole source.
+        self._positions: dict[str, list[int]] = {}
+        for index, folded in enumerate(self._folded):
+            self._positions.setdefault(folded, []).append(index)
         # The words folding changed (index, folded form): the only output words restoring can change.
         self._changed = [(i, f) for i, (f, o) in enumerate(zip(self._folded, tokens, strict=True)) if f != o]
         self._next = 0  # the first source word a later output word may copy
@@ -218,7 +223,8 @@ class CaseRestorer:
         return "".join(parts)
 
     def _restore_word(self, word: str, following: str | None) -> str:
-        candidates = [index for index in range(self._next, len(self._folded)) if self._folded[index] == word]
+        positions = self._positions.get(word, [])
+        candidates = positions[bisect.bisect_left(positions, self._next) :]
         if not candidates:
             return word
         going_on = (i for i in candidates if following is None or self._folded[i + 1 : i + 2] == [following])
