@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from model.words import case_folding_spec, edit_guard_spec
+from model.case_folding import case_folding_spec
+from model.words import edit_guard_spec
 
 # The bundled normalizer reads Spanish and English; sentencex's Spanish rules split both at their
 # sentence ends (its abbreviation lists are what differ between languages).

@@ -20,13 +20,13 @@ from pathlib import Path
 import sacrebleu
 import torch
 
+from model.case_folding import fold_title_case
 from model.checkpoint import Checkpoint, load_checkpoint
 from model.data import CATEGORIES, Example, generate_examples, read_pairs_tsv
 from model.decoding import beam_search, greedy_decode
 from model.expressions import date_source, impossible_date
 from model.pairs import read_pairs_jsonl, write_pairs_jsonl
 from model.tokenizer import Tokenizer
-from model.words import fold_title_case
 
 EVALUATION_FILE = "evaluation.json"
 

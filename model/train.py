@@ -19,6 +19,7 @@ import torch
 import torch.nn.functional as F
 from tqdm import tqdm
 
+from model.case_folding import fold_title_case
 from model.checkpoint import TOKENIZER, CheckpointError, load_checkpoint, restore_optimizer, save_checkpoint
 from model.config import ModelConfig
 from model.data import DataError, Example
@@ -41,7 +42,7 @@ from model.train_source import PairSource as PairSource
 from model.train_source import parse_category_weights as parse_category_weights
 from model.train_source import stable_bucket as stable_bucket
 from model.transformer import Transformer
-from model.words import fold_title_case, forbidden_words
+from model.words import forbidden_words
 
 CHOICES = {"task": TASKS, "precision": PRECISIONS, "schedule": SCHEDULES}  # flags taking one of a list
 

@@ -167,7 +167,7 @@ class TrainConfig:
         metadata={
             "help": "Train on every example as the service reads it for a model directory that declares "
             "case_folding, as python -m export writes for the bundled task: title-case words lowered, English "
-            'month and weekday names and "I" kept (model.words.fold_title_case).'
+            'month and weekday names and "I" kept (model.case_folding.fold_title_case).'
         },
     )
     stop_after: int | None = field(

@@ -8,7 +8,8 @@ from typing import Any
 import pytest
 
 from export.text_rules import text_rules, trained_on_bundled_generator
-from model.words import case_folding_spec, edit_guard_spec
+from model.case_folding import case_folding_spec
+from model.words import edit_guard_spec
 from service.engine.case_folding import CaseFolding
 from service.engine.edit_guard import EditGuard
 from service.engine.segmentation import SegmentationSpec

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from model.words import case_folding_spec, fold_title_case
+from model.case_folding import case_folding_spec, fold_title_case
 from service.engine.case_folding import CaseFolding
 from service.engine.errors import ModelLoadError
 from service.engine.model_dir import load_model_directory
