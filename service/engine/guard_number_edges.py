@@ -80,9 +80,10 @@ def digits_before_number_tail(
     if not (tail_words and last_source.lower() in tail_after):
         return False
     tokens, offset = alignment.output_context, alignment.output_offset
-    written = "".join(alignment.output[:j2]).rstrip()
+    out = alignment.output
+    last_written = next((out[j].rstrip()[-1] for j in range(j2 - 1, -1, -1) if out[j].strip()), "")
     i = _past_whitespace(tokens, offset + j2, 1)
-    if not (written[-1:].isdigit() and i < len(tokens) and tokens[i].lower() in tail_words):
+    if not (last_written.isdigit() and i < len(tokens) and tokens[i].lower() in tail_words):
         return False
     after = _past_whitespace(tokens, i + 1, 1)
     return i + 1 < len(tokens) and tokens[i + 1].isspace() and after < len(tokens) and tokens[after][0].isalpha()
