@@ -2,8 +2,8 @@
 from its input must be an edit the model directory allows; a span that is not is put back as the source.
 
 Pure Python (re, difflib); imports only service.engine: errors, guard_alignment (tokens, alignment), guard_values
-(what numbers an edit's source says), guard_number_edges (digits at the edge of a number left partly in words) and
-guard_language (which language a sentence reads as).
+(what numbers an edit's source says), guard_number_edges (digits at the edge of a number left partly in words),
+guard_links (links, addresses, paths and HTML tags) and guard_language (which language a sentence reads as).
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from service.engine.guard_alignment import (
     with_unknown_words_apart,
 )
 from service.engine.guard_language import LANGUAGE_FIELDS, LanguageRule, language_rule_from_manifest
+from service.engine.guard_links import inside_link_or_tag
 from service.engine.guard_number_edges import (
     digits_before_number_tail,
     digits_beside_number_word,
@@ -72,7 +73,9 @@ class EditGuard:
     so "dos mil veintidós y ya" -> "2022-06-12 ya" is reverted; (g) with the optional `number_values` (and
     `month_numbers`), the numbers it writes are, in order, the ones its source says (guard_values.py): "ciento"
     -> "10" and "mil novecientos ochenta" -> "980" are reverted; (h) with the optional `everyday_words` and
-    `language_words`, it consumes no everyday word of its text's language (guard_language.py): "Once you" -> "11 you".
+    `language_words`, it consumes no everyday word of its text's language (guard_language.py): "Once you" -> "11 you";
+    (i) it consumes no word inside a link, an e-mail address, a path or an HTML tag (guard_links.py):
+    "x.es/twenty-five-ways" -> "x.es/twenty-5-ways" and '<td colspan="dos">' -> '<td colspan="2">' are reverted.
     Differing spans separated only by consumable tokens ("tres" -> "3", " y ", "cuatro" -> "4") are
     judged as one span, so an edit the aligner cut in pieces ("12 de abril de 1950" -> "1950-04-12",
     where "12" or "1950" aligns on its own) is judged whole. Anything else is reverted, pure
@@ -327,6 +330,7 @@ class EditGuard:
             )
             and (self.values is None or self.values.agree(src[i1:i2], out[j1:j2], _copied_source(region)))
             and (self.languages is None or self.languages.allows(context, start, stop))
+            and not inside_link_or_tag(context, start, stop)
         ):
             pieces.append(written)
             return True
@@ -338,7 +342,8 @@ class EditGuard:
         return False
 
     def _split_at_unknown_words(self, region: list[Opcode], alignment: Alignment) -> list[list[Opcode]]:
-        """The region's opcodes in runs: a differing span with an unknown or everyday word alone, the rest together."""
+        """The region's opcodes in runs: a differing span with an unknown or everyday word, or a word inside a link or a
+        tag, alone; the rest together."""
         src, context, offset = alignment.source, alignment.source_context, alignment.source_offset
         parts: list[list[Opcode]] = [[]]
         for op in region:
@@ -346,6 +351,7 @@ class EditGuard:
             if kind != "equal" and (
                 not all(self._consumable(t) for t in src[a1:a2])
                 or (self.languages is not None and not self.languages.allows(context, offset + a1, offset + a2))
+                or inside_link_or_tag(context, offset + a1, offset + a2)
             ):
                 parts += [[op], []]
             else:

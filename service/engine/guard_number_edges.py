@@ -1,19 +1,17 @@
 """The edit guard's rule (d) (docs/model-directory.md, `edit_guard`): an edit's digits at the edge of a number
 that the output still writes partly in words converted part of it ("ciento 99", "3 mil", "1000 una noches").
 
-Pure Python; imports only service.engine: errors, guard_alignment (tokens, alignment).
+Pure Python; imports only service.engine: errors, guard_alignment (tokens, alignment), guard_links (HTML tags).
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from typing import Any
 
 from service.engine.errors import ModelLoadError
 from service.engine.guard_alignment import Alignment, hyphenated
-
-_HTML_TAG = re.compile(r"</?[A-Za-z][^<>]*>")
+from service.engine.guard_links import HTML_TAG
 
 
 def number_tails_from_manifest(
@@ -104,7 +102,7 @@ def _stands_alone(tokens: list[str], at: int, compound: str) -> bool:
         start -= 1
     while stop < len(tokens) and not tokens[stop].isspace():
         stop += 1
-    chunk = _HTML_TAG.sub("", "".join(tokens[start:stop]))
+    chunk = HTML_TAG.sub("", "".join(tokens[start:stop]))
     first = next(n for n, c in enumerate(chunk) if c.isalnum())
     last = max(n for n, c in enumerate(chunk) if c.isalnum())
     return chunk[first : last + 1] == compound

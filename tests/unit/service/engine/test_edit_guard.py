@@ -97,6 +97,24 @@ def guard() -> EditGuard:
             [("doce de junio de dos mil veintidós y", "2022-06-12")],
         ),
         ("three thousand and more", "3000 more", [("three thousand and", "3000")]),
+        # A word inside a link, an e-mail address, a path or an HTML tag: copied whatever it says (2026-12-06).
+        (
+            "Visit https://example.com/twenty-five-ways?page=three",
+            "Visit https://example.com/twenty-5-ways?page=three",
+            [("five", "5")],
+        ),
+        ("Escribe a dos.mil@example.com hoy", "Escribe a 2.mil@example.com hoy", [("dos", "2")]),
+        ("Descarga desde /docs/tres/ ya", "Descarga desde /docs/3/ ya", [("tres", "3")]),
+        ("C:\\datos\\tres\\x", "C:\\datos\\3\\x", [("tres", "3")]),
+        ("ver tres.com o tres", "ver 3.com o 3", [("tres", "3")]),
+        ("Compré tres.Luego dos", "Compré 3.Luego 2", [("tres", "3")]),  # no space after the dot: a domain's
+        ("x=tres y dos", "x=3 y 2", [("tres", "3")]),
+        (
+            '<img alt="dos gatos" src="g.png"> Tenemos dos gatos.',
+            '<img alt="2 gatos" src="g.png"> Tenemos 2 gatos.',
+            [("dos", "2")],
+        ),
+        ('<td colspan="dos">doce</td>', '<td colspan="2">12</td>', [("dos", "2")]),
     ],
 )
 def test_reverts_a_bad_edit(guard: EditGuard, source: str, output: str, reverted: list[tuple[str, str]]) -> None:
@@ -157,6 +175,14 @@ def test_a_reverted_span_leaves_the_good_ones(guard: EditGuard) -> None:
         # A number word inside a link or a path continues no number (2026-12-06: it reverted "3200" whole).
         ("https://x.es/tres-mil tres mil doscientos", "https://x.es/tres-mil 3200"),
         ("ver x.es/Tres-Mil y tres mil doscientos perros", "ver x.es/Tres-Mil y 3200 perros"),
+        # Beside links and tags, text is text: a tag's own "/" or "=" and a sentence's last dot mark no link.
+        ('<a href="https://x.es/">tres</a> casas', '<a href="https://x.es/">3</a> casas'),
+        ('<span class="num">doce</span><br/>veinte', '<span class="num">12</span><br/>20'),
+        ("<td>quince</td><td>veinte</td>", "<td>15</td><td>20</td>"),
+        ("Son tres. Cuatro más.", "Son 3. 4 más."),
+        ("dos y/o tres", "2 y/o 3"),
+        ("Fin del acto.\nVeinte casas", "Fin del acto.\n20 casas"),  # the line before ends with a dot
+        ("Escribe a ana@x.es: tres días", "Escribe a ana@x.es: 3 días"),
         # The longest common run, " de junio de ", pairs the first date's source with the second's output;
         # aligned again on copied text alone, both dates are edits of their own (test set v8).
         (
