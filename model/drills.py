@@ -96,11 +96,13 @@ def mix_in_frequent_word_drills(
     punctuated_share: float = 0.0,
     opening_share: float = 0.0,
     markup_share: float = 0.0,
+    range_share: float = 0.0,
 ) -> list[Example]:
     """`examples` with round(share * len) from the middle on replaced by frequent-word sentences, half of them
     Spanish (the leap-day drills take the first ones, the copy drills the last: all three can apply);
     `punctuated_share` of their expressions in brackets, quotes or a table's cell, `opening_share` of their
-    sentences with an expression opening with it, `markup_share` of the marks HTML tags (frequent_text.py)."""
+    sentences with an expression opening with it, `markup_share` of the marks HTML tags, `range_share` of the
+    expressions two counts as a range (frequent_text.py)."""
     count = round(share * len(examples))
     start = len(examples) // 2
     drills = [
@@ -110,6 +112,7 @@ def mix_in_frequent_word_drills(
             punctuated_share=punctuated_share,
             opening_share=opening_share,
             markup_share=markup_share,
+            range_share=range_share,
         )
         for _ in range(count)
     ]

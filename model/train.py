@@ -300,6 +300,7 @@ def train_in_group(
                 punctuated_share=config.frequent_word_punctuated_share,
                 opening_share=config.frequent_word_opening_share,
                 markup_share=config.frequent_word_markup_share,
+                range_share=config.frequent_word_range_share,
             )
         if config.opening_count_drill_share > 0:
             opening_rng = random.Random(f"opening-count-drills:{config.seed}:{step}")

@@ -81,6 +81,13 @@ class TrainConfig:
             "tags, and half of it of those texts inside an HTML block (model/frequent_text.py)."
         },
     )
+    frequent_word_range_share: float = field(
+        default=0.0,
+        metadata={
+            "help": "Share of the frequent-word sentences' expressions that are two counts as a range or a choice "
+            '("between fifteen and thirty people", "de tres a cuatro horas"; model/count_ranges.py).'
+        },
+    )
     frequent_word_opening_share: float = field(
         default=0.0,
         metadata={
