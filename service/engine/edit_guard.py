@@ -3,7 +3,8 @@ from its input must be an edit the model directory allows; a span that is not is
 
 Pure Python (re, difflib); imports only service.engine: errors, guard_alignment (tokens, alignment), guard_values
 (what numbers an edit's source says), guard_number_edges (digits at the edge of a number left partly in words),
-guard_links (links, addresses, paths and HTML tags) and guard_language (which language a sentence reads as).
+guard_links (links, addresses, paths and HTML tags), guard_names (names that open with a number word) and
+guard_language (which language a sentence reads as).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from service.engine.guard_alignment import (
 )
 from service.engine.guard_language import LANGUAGE_FIELDS, LanguageRule, language_rule_from_manifest
 from service.engine.guard_links import inside_link_or_tag
+from service.engine.guard_names import names_a_thing
 from service.engine.guard_number_edges import (
     digits_before_number_tail,
     digits_beside_number_word,
@@ -75,7 +77,9 @@ class EditGuard:
     -> "10" and "mil novecientos ochenta" -> "980" are reverted; (h) with the optional `everyday_words` and
     `language_words`, it consumes no everyday word of its text's language (guard_language.py): "Once you" -> "11 you";
     (i) it consumes no word inside a link, an e-mail address, a path or an HTML tag (guard_links.py):
-    "x.es/twenty-five-ways" -> "x.es/twenty-5-ways" and '<td colspan="dos">' -> '<td colspan="2">' are reverted.
+    "x.es/twenty-five-ways" -> "x.es/twenty-5-ways" and '<td colspan="dos">' -> '<td colspan="2">' are reverted;
+    (j) it does not end with one of `number_words` in title case right before another capitalized word, a name
+    (guard_names.py): "Dos Hermanas" -> "2 Hermanas" is reverted, "Room Twelve" -> "Room 12" passes.
     Differing spans separated only by consumable tokens ("tres" -> "3", " y ", "cuatro" -> "4") are
     judged as one span, so an edit the aligner cut in pieces ("12 de abril de 1950" -> "1950-04-12",
     where "12" or "1950" aligns on its own) is judged whole. Anything else is reverted, pure
@@ -227,14 +231,15 @@ class EditGuard:
             kept[token] -= 1
         return True
 
-    def apply(self, source: str, output: str) -> GuardedText:
-        """Return `output` with every disallowed differing span replaced by its source text."""
+    def apply(self, source: str, output: str, *, cased_source: str | None = None) -> GuardedText:
+        """Return `output` with every disallowed differing span replaced by its source text; `cased_source`: the
+        source as the client wrote it, where the model read `source` case-folded (rule (j) reads its capitals)."""
         if source == output:
             return GuardedText(output, ())
         # Only the middle differs: align the tokens of that part (cheap on long, mostly copied text).
         start = common_prefix(source, output)
         end = common_suffix(source[start:], output[start:])
-        alignment = Alignment.of(source, output, start, end)
+        alignment = Alignment.of(source, output, start, end, cased_source=cased_source)
         guarded = self._guard(alignment, output, start, end, anchor_on_copies=False)
         if not guarded.reverted:
             return guarded
@@ -331,6 +336,7 @@ class EditGuard:
             and (self.values is None or self.values.agree(src[i1:i2], out[j1:j2], _copied_source(region)))
             and (self.languages is None or self.languages.allows(context, start, stop))
             and not inside_link_or_tag(context, start, stop)
+            and not self._names_a_thing(alignment, start, stop)
         ):
             pieces.append(written)
             return True
@@ -342,8 +348,8 @@ class EditGuard:
         return False
 
     def _split_at_unknown_words(self, region: list[Opcode], alignment: Alignment) -> list[list[Opcode]]:
-        """The region's opcodes in runs: a differing span with an unknown or everyday word, or a word inside a link or a
-        tag, alone; the rest together."""
+        """The region's opcodes in runs: a differing span with an unknown or everyday word, a word inside a link or a
+        tag, or a name's number word, alone; the rest together."""
         src, context, offset = alignment.source, alignment.source_context, alignment.source_offset
         parts: list[list[Opcode]] = [[]]
         for op in region:
@@ -352,11 +358,21 @@ class EditGuard:
                 not all(self._consumable(t) for t in src[a1:a2])
                 or (self.languages is not None and not self.languages.allows(context, offset + a1, offset + a2))
                 or inside_link_or_tag(context, offset + a1, offset + a2)
+                or self._names_a_thing(alignment, offset + a1, offset + a2)
             ):
                 parts += [[op], []]
             else:
                 parts[-1].append(op)
         return [part for part in parts if part]
+
+    def _names_a_thing(self, alignment: Alignment, start: int, stop: int) -> bool:
+        return names_a_thing(
+            alignment.cased_source_context,
+            start,
+            stop,
+            number_words=self.number_words,
+            consumable_words=self.consumable_words,
+        )
 
     def _beside(self, tokens: list[str], start: int, stop: int, test: Callable[[str], bool]) -> bool:
         """Whether the nearest word before tokens[start:stop] or after it, past whitespace, punctuation and

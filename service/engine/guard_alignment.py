@@ -39,19 +39,28 @@ class Alignment:
     source_offset: int
     output_context: list[str]
     output_offset: int
+    # The source's tokens as the client wrote them, where the model read it case-folded (service/engine/
+    # case_folding.py): the same tokens but for their capitals.
+    cased_source_context: list[str]
 
     @classmethod
-    def of(cls, source: str, output: str, start: int, end: int) -> Alignment:
-        """The alignment of source[start:-end] with output[start:-end] (`end` may be 0)."""
+    def of(cls, source: str, output: str, start: int, end: int, *, cased_source: str | None = None) -> Alignment:
+        """The alignment of source[start:-end] with output[start:-end] (`end` may be 0); `cased_source`, the source
+        with its capitals where `source` is it folded (as long, character for character)."""
         src, out = split_tokens(source[start : len(source) - end]), split_tokens(output[start : len(output) - end])
         source_before, output_before = split_tokens(source[:start]), split_tokens(output[:start])
+        source_context = source_before + src + split_tokens(source[len(source) - end :])
+        cased = split_tokens(cased_source) if cased_source is not None else source_context
+        if [len(token) for token in cased] != [len(token) for token in source_context]:
+            cased = source_context  # not the same text: its capitals are not read
         return cls(
             src,
             out,
-            source_context=source_before + src + split_tokens(source[len(source) - end :]),
+            source_context=source_context,
             source_offset=len(source_before),
             output_context=output_before + out + split_tokens(output[len(output) - end :]),
             output_offset=len(output_before),
+            cased_source_context=cased,
         )
 
 

@@ -194,6 +194,17 @@ CONTRACT = [
     ("EL VEINTICINCO DE DICIEMBRE DE DOS MIL VEINTICUATRO", "EL 2024-12-25"),
     ("HAPPY NEW YEAR TWO THOUSAND TWENTY-FIVE", "HAPPY NEW YEAR 2025"),
     ("la ONCE vende cupones; MS-DOS y AC/DC", "la ONCE vende cupones; MS-DOS y AC/DC"),
+    # links, e-mail addresses, paths and HTML tags are copied whatever words they hold (the guard's rule (i)), and a
+    # number word in title case before a capitalized word inside a sentence is a name (rule (j))
+    ("Visit https://example.com/twenty-five-ways?page=three", "Visit https://example.com/twenty-five-ways?page=three"),
+    ("Escribe a dos.mil@example.com o llama al 600 123 456.", "Escribe a dos.mil@example.com o llama al 600 123 456."),
+    ("Descarga informe_dos_mil_veinte.pdf desde /docs/tres/", "Descarga informe_dos_mil_veinte.pdf desde /docs/tres/"),
+    (
+        '<img alt="dos gatos" src="gatos.png"> Tenemos dos gatos.',
+        '<img alt="dos gatos" src="gatos.png"> Tenemos 2 gatos.',
+    ),
+    ("Vivo en Dos Hermanas, Sevilla.", "Vivo en Dos Hermanas, Sevilla."),
+    ("The Three Musketeers was written by Dumas.", "The Three Musketeers was written by Dumas."),
 ]
 
 

@@ -115,6 +115,10 @@ def guard() -> EditGuard:
             [("dos", "2")],
         ),
         ('<td colspan="dos">doce</td>', '<td colspan="2">12</td>', [("dos", "2")]),
+        # A number word in title case before another capitalized word: a name (2026-12-06).
+        ("Vivo en Dos Hermanas, Sevilla.", "Vivo en 2 Hermanas, Sevilla.", [("Dos", "2")]),
+        ("The Three Musketeers was written", "The 3 Musketeers was written", [("Three", "3")]),
+        ("Fui a Tres Cantos y compré tres casas", "Fui a 3 Cantos y compré 3 casas", [("Tres", "3")]),
     ],
 )
 def test_reverts_a_bad_edit(guard: EditGuard, source: str, output: str, reverted: list[tuple[str, str]]) -> None:
@@ -124,6 +128,14 @@ def test_reverts_a_bad_edit(guard: EditGuard, source: str, output: str, reverted
     assert all(source[r.source_start : r.source_start + len(r.source)] == r.source for r in result.reverted)
     # What is left differs from the source only by allowed edits.
     assert guard.apply(source, result.text).text == result.text
+
+
+def test_names_are_read_in_the_source_as_the_client_wrote_it(guard: EditGuard) -> None:
+    """The model reads a folded source; the guard reads the capitals of a name in the source as sent."""
+    folded, cased = "vivo en dos hermanas y tengo dos perros", "Vivo en Dos Hermanas y tengo dos perros"
+    result = guard.apply(folded, "vivo en 2 hermanas y tengo 2 perros", cased_source=cased)
+    assert result.text == "vivo en dos hermanas y tengo 2 perros"
+    assert guard.apply(folded, "vivo en 2 hermanas y tengo 2 perros").reverted == ()  # no capitals to read
 
 
 def test_a_reverted_span_leaves_the_good_ones(guard: EditGuard) -> None:
@@ -182,6 +194,14 @@ def test_a_reverted_span_leaves_the_good_ones(guard: EditGuard) -> None:
         ("Son tres. Cuatro más.", "Son 3. 4 más."),
         ("dos y/o tres", "2 y/o 3"),
         ("Fin del acto.\nVeinte casas", "Fin del acto.\n20 casas"),  # the line before ends with a dot
+        # No name: a number after a title-case word, a date, a noun in lower case, a line's end after it.
+        ("Room Twelve is on the left.", "Room 12 is on the left."),
+        ("Chapter Seven: The Return", "Chapter 7: The Return"),
+        ("El Cinco de Mayo se celebra", "El 5 de Mayo se celebra"),
+        ("Tres casas y Veinte\nAna", "3 casas y 20\nAna"),
+        ("Quinientas Cuarenta y cuatro", "544"),
+        ("Tres Cantos es un municipio.", "3 Cantos es un municipio."),  # at a sentence's start: a count
+        ("Hola. Veinte Tenemos", "Hola. 20 Tenemos"),
         ("Escribe a ana@x.es: tres días", "Escribe a ana@x.es: 3 días"),
         # The longest common run, " de junio de ", pairs the first date's source with the second's output;
         # aligned again on copied text alone, both dates are edits of their own (test set v8).
