@@ -48,8 +48,10 @@ def _count(rng: random.Random) -> int:
 
 
 def reads_as_one_number(first: int, link: str) -> bool:
-    """Whether the two counts would read as one number: Spanish "treinta y dos" is 32 and English "two hundred and
-    five" is 205, so a range never joins them so."""
+    """Whether the two counts may read as one number: Spanish "treinta y dos" is 32 and English "two hundred and
+    five" is 205, so no range joins a multiple of ten from twenty with "y", nor a hundred or more with "and",
+    whatever the second count ("cuarenta y cincuenta" is left to the other links: the drills draw it as "de
+    cuarenta a cincuenta")."""
     if link == " y ":
         return first % 10 == 0 and first >= 20
     if link == " and ":
