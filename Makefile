@@ -157,11 +157,13 @@ FOLD_SEED ?= 55
 FOLD_COOLDOWN ?= 700
 FOLD_MARKUP ?= 0
 FOLD_RANGES ?= 0
+FOLD_UNITS ?= 0
 FOLD_OPENING ?= 0.25
 FOLD_FLAGS ?= --init-from $(FOLD_FROM) --out $(FOLD_CHECKPOINT) --steps $(FOLD_STEPS) \
 	--time-budget $(FOLD_MINUTES) --learning-rate 0.0001 --seed $(FOLD_SEED) --cooldown-steps $(FOLD_COOLDOWN) \
 	--category-weights $(TUNE_WEIGHTS) --frequent-word-opening-share $(FOLD_OPENING) --case-folding \
 	--frequent-word-markup-share $(FOLD_MARKUP) --frequent-word-range-share $(FOLD_RANGES) \
+	--frequent-word-unit-share $(FOLD_UNITS) \
 	--opening-count-drill-share 0.09375 --opening-count-line-share 0.33 $(LATE_RUN_FLAGS)
 
 # The bundled model ships fp32 and int8 only, to stay under 25 MB; on a GPU machine

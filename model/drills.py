@@ -97,12 +97,13 @@ def mix_in_frequent_word_drills(
     opening_share: float = 0.0,
     markup_share: float = 0.0,
     range_share: float = 0.0,
+    unit_share: float = 0.0,
 ) -> list[Example]:
     """`examples` with round(share * len) from the middle on replaced by frequent-word sentences, half of them
     Spanish (the leap-day drills take the first ones, the copy drills the last: all three can apply);
     `punctuated_share` of their expressions in brackets, quotes or a table's cell, `opening_share` of their
     sentences with an expression opening with it, `markup_share` of the marks HTML tags, `range_share` of the
-    expressions two counts as a range (frequent_text.py)."""
+    expressions two counts as a range, `unit_share` a count before a unit (frequent_text.py)."""
     count = round(share * len(examples))
     start = len(examples) // 2
     drills = [
@@ -113,6 +114,7 @@ def mix_in_frequent_word_drills(
             opening_share=opening_share,
             markup_share=markup_share,
             range_share=range_share,
+            unit_share=unit_share,
         )
         for _ in range(count)
     ]

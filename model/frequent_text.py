@@ -19,6 +19,7 @@ import re
 from model.carrier_text import carriers
 from model.copytext import amount_in_digits
 from model.count_ranges import count_range
+from model.count_units import count_with_unit
 from model.expressions import cardinal_words, spoken_year_en
 from model.sentences_rewritten import added_expression
 from model.words import GUARD_CONNECTORS, OTHER_LANGUAGES_NUMBER_WORDS, edit_guard_spec, ranked_frequent_words
@@ -186,12 +187,15 @@ def spoken_year(rng: random.Random) -> Pair:
     return f"{lead}{spoken_year_en(year, rng)}", f"{lead}{year}"
 
 
-def drill_expression(rng: random.Random, lang: str, range_share: float = 0.0) -> Pair:
-    """The expression a drill converts: two counts as a range (`range_share`, model/count_ranges.py; no draw for
-    it at 0, so that runs without ranges draw as before), a small count (SMALL_COUNT_SHARE), an English year spoken
-    alone (SPOKEN_YEAR_SHARE) or any of the generator's."""
+def drill_expression(rng: random.Random, lang: str, range_share: float = 0.0, unit_share: float = 0.0) -> Pair:
+    """The expression a drill converts: two counts as a range (`range_share`, model/count_ranges.py), a count
+    before a unit (`unit_share`, model/count_units.py; no draw for either at 0, so that runs without them draw as
+    before), a small count (SMALL_COUNT_SHARE), an English year spoken alone (SPOKEN_YEAR_SHARE) or any of the
+    generator's."""
     if range_share and rng.random() < range_share:
         return count_range(rng, lang, frequent_word(rng, lang, joining=False))
+    if unit_share and rng.random() < unit_share:
+        return count_with_unit(rng, lang)
     if rng.random() < SMALL_COUNT_SHARE:
         return small_count(rng, lang)
     if lang == "en" and rng.random() < SPOKEN_YEAR_SHARE:
@@ -216,6 +220,7 @@ def _insert_expression(
     first: bool = False,
     markup_share: float = 0.0,
     range_share: float = 0.0,
+    unit_share: float = 0.0,
 ) -> None:
     """An expression inserted into `source` and its conversion into `target` (first with `first`), never beside
     one of `taken` (indices of the expressions already in; updated), the words either side redrawn until none
@@ -226,7 +231,7 @@ def _insert_expression(
         source[at - 1] = target[at - 1] = frequent_word(rng, lang, joining=False)
     if at < len(source) and source[at].split(" ")[0].lower() in JOINING_WORDS:
         source[at] = target[at] = frequent_word(rng, lang, joining=False)
-    expression_source, expression_target = drill_expression(rng, lang, range_share)
+    expression_source, expression_target = drill_expression(rng, lang, range_share, unit_share)
     if punctuated_share and rng.random() < punctuated_share:
         opening, closing = _marks(rng, lang, markup_share)  # the same marks around both sides
         expression_source = f"{opening}{expression_source}{closing}"
@@ -261,10 +266,12 @@ def frequent_word_sentence(
     opening_share: float = 0.0,
     markup_share: float = 0.0,
     range_share: float = 0.0,
+    unit_share: float = 0.0,
 ) -> Pair:
     """Frequent words, maybe a date-like frame, maybe one or two expressions (converted in the target); with
     `punctuated_share`, that share of the expressions and of the sentences' words marked (PUNCTUATION_AROUND;
-    `markup_share` of those marks HTML tags, MARKUP_AROUND; `range_share` of the expressions two counts, a range);
+    `markup_share` of those marks HTML tags, MARKUP_AROUND; `range_share` of the expressions two counts, a range,
+    `unit_share` a count before a unit);
     with `opening_share`, that share of the sentences with an expression open with it, capitalized: the models
     left counts opening a later sentence in words ("Two bedrooms, one bathroom.", "Nine points from their last
     three games."), which the drills placed first one time in seven."""
@@ -283,7 +290,7 @@ def frequent_word_sentence(
     opens_with_expression = False
     if rng.random() < EXPRESSION_SHARE:
         opens_with_expression = bool(opening_share) and rng.random() < opening_share
-        shapes = {"markup_share": markup_share, "range_share": range_share}
+        shapes = {"markup_share": markup_share, "range_share": range_share, "unit_share": unit_share}
         _insert_expression(rng, lang, source, target, taken, punctuated_share, first=opens_with_expression, **shapes)
         if rng.random() < SECOND_EXPRESSION_SHARE:
             _insert_expression(rng, lang, source, target, taken, punctuated_share, **shapes)
@@ -314,6 +321,7 @@ def frequent_word_text(
     opening_share: float = 0.0,
     markup_share: float = 0.0,
     range_share: float = 0.0,
+    unit_share: float = 0.0,
 ) -> Pair:
     """One frequent-word sentence, or (TEXT_SHARE) two or three, each ended by its punctuation, as a review or
     an e-mail is written: the expressions of the later sentences are converted as well as the first's. With
@@ -321,6 +329,7 @@ def frequent_word_text(
     if markup_share and rng.random() < markup_share / 2:
         opening, closing = rng.choice(MARKUP_BLOCKS)
         shares = {"opening_share": opening_share, "markup_share": markup_share, "range_share": range_share}
+        shares["unit_share"] = unit_share
         source, target = frequent_word_text(rng, lang, punctuated_share=punctuated_share, **shares)
         return opening + source + closing, opening + target + closing
     shares = {
@@ -328,6 +337,7 @@ def frequent_word_text(
         "opening_share": opening_share,
         "markup_share": markup_share,
         "range_share": range_share,
+        "unit_share": unit_share,
     }
     if rng.random() >= TEXT_SHARE:
         return frequent_word_sentence(rng, lang, **shares)

@@ -301,6 +301,7 @@ def train_in_group(
                 opening_share=config.frequent_word_opening_share,
                 markup_share=config.frequent_word_markup_share,
                 range_share=config.frequent_word_range_share,
+                unit_share=config.frequent_word_unit_share,
             )
         if config.opening_count_drill_share > 0:
             opening_rng = random.Random(f"opening-count-drills:{config.seed}:{step}")

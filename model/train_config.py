@@ -88,6 +88,13 @@ class TrainConfig:
             '("between fifteen and thirty people", "de tres a cuatro horas"; model/count_ranges.py).'
         },
     )
+    frequent_word_unit_share: float = field(
+        default=0.0,
+        metadata={
+            "help": "Share of the frequent-word sentences' expressions that are a count before a unit of measure or "
+            'money ("doscientos mililitros", "two hundred miles"; model/count_units.py).'
+        },
+    )
     frequent_word_opening_share: float = field(
         default=0.0,
         metadata={

@@ -62,6 +62,8 @@ class PairSource:
             raise DataError("--frequent-word-markup-share shapes the punctuated marks: give their share too")
         if config.frequent_word_range_share > 0 and config.frequent_word_drill_share <= 0:
             raise DataError("--frequent-word-range-share shapes the frequent-word drills: give their share too")
+        if config.frequent_word_unit_share > 0 and config.frequent_word_drill_share <= 0:
+            raise DataError("--frequent-word-unit-share shapes the frequent-word drills: give their share too")
         if config.frequent_word_opening_share > 0 and config.frequent_word_drill_share <= 0:
             raise DataError("--frequent-word-opening-share shapes the frequent-word drills: give their share too")
         if config.opening_count_drill_share > 0 and config.data is not None:

@@ -34,7 +34,9 @@ EXPRESSION_WORDS = frozenset(edit_guard_spec()["consumable_words"]) - frozenset(
 def marked_expressions(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every expression drawn as the marker "EXPR" -> "CONVERTED", to find where it went, and no amounts in digits
     (their words in brackets convert too)."""
-    monkeypatch.setattr(frequent_text, "drill_expression", lambda rng, lang, range_share=0.0: ("EXPR", "CONVERTED"))
+    monkeypatch.setattr(
+        frequent_text, "drill_expression", lambda rng, lang, range_share=0.0, unit_share=0.0: ("EXPR", "CONVERTED")
+    )
     monkeypatch.setattr(frequent_text, "AMOUNT_SHARE", 0.0)
 
 
@@ -124,7 +126,9 @@ def test_lookalike_phrases_hold_no_held_out_word() -> None:
 def test_amounts_in_digits_are_copied_and_their_words_in_brackets_converted(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(frequent_text, "drill_expression", lambda rng, lang, range_share=0.0: ("EXPR", "CONVERTED"))
+    monkeypatch.setattr(
+        frequent_text, "drill_expression", lambda rng, lang, range_share=0.0, unit_share=0.0: ("EXPR", "CONVERTED")
+    )
     monkeypatch.setattr(frequent_text, "AMOUNT_SHARE", 1.0)
     guard = EditGuard.from_manifest(edit_guard_spec(), where="manifest.json")
     rng = random.Random(8)
@@ -145,7 +149,9 @@ def test_amounts_in_digits_are_copied_and_their_words_in_brackets_converted(
 
 
 def test_lookalikes_stay_apart_from_expressions_placed_after_an_amount(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(frequent_text, "drill_expression", lambda rng, lang, range_share=0.0: ("EXPR", "CONVERTED"))
+    monkeypatch.setattr(
+        frequent_text, "drill_expression", lambda rng, lang, range_share=0.0, unit_share=0.0: ("EXPR", "CONVERTED")
+    )
     monkeypatch.setattr(frequent_text, "AMOUNT_SHARE", 1.0)
     monkeypatch.setattr(frequent_text, "AMOUNT_IN_WORDS_SHARE", 0.0)
     monkeypatch.setattr(frequent_text, "LOOKALIKE_SHARE", 1.0)
@@ -240,7 +246,9 @@ def test_markup_marks_expressions_and_wraps_texts_in_html(marked_expressions: No
 
 
 def test_opening_expressions_open_their_sentences_capitalized(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(frequent_text, "drill_expression", lambda rng, lang, range_share=0.0: ("eXPR", "cONVERTED"))
+    monkeypatch.setattr(
+        frequent_text, "drill_expression", lambda rng, lang, range_share=0.0, unit_share=0.0: ("eXPR", "cONVERTED")
+    )
     monkeypatch.setattr(frequent_text, "AMOUNT_SHARE", 0.0)  # amounts in words convert too
     rng = random.Random(9)
     sentences = opened = 0
