@@ -144,14 +144,15 @@ def _most_words(value: int) -> int:
 def readings(values: tuple[int, ...]) -> set[int]:
     """What a run of number values may say: the cardinal ("mil novecientos ochenta" 1980, "twenty-one hundred"
     2100, "mil millones" 10**9) and, split in two parts of up to two digits each, a spoken year ("nineteen
-    eighty-four" 1984, "twenty twenty-six" 2026, "nineteen oh five" 1905)."""
+    eighty-four" 1984, "twenty twenty-six" 2026, "nineteen oh five" 1905), its first part from thirteen: "ten
+    thirty" and "twelve fifteen" are times, and "at ten thirty" -> "at 1030" is reverted."""
     found = {cardinal(values)}
     # Each part of a year is at most a few words ("nineteen", "eighty-four", "oh five"): a longer run is read as a
     # cardinal only, which keeps a run of 24 words at 24 operations instead of 24 squared (a list of 60 number
     # words, "tres, tres, ...", took 70 ms to check, for each of the guard's alignments of it).
     for cut in range(max(1, len(values) - _YEAR_PART_WORDS), min(len(values) - 1, _YEAR_PART_WORDS) + 1):
         century, year = cardinal(values[:cut]), cardinal(values[cut:])
-        if 10 <= century <= 99 and 0 <= year <= 99:
+        if 13 <= century <= 99 and 0 <= year <= 99:  # "ten thirty" is a time, not 1030 (hours stop at 12)
             found.add(century * 100 + year)
     return found
 

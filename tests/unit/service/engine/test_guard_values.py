@@ -38,6 +38,7 @@ WRONG_VALUES = [
     ("el tres de mayo de dos mil uno", "el 2011-05-03", [("tres de mayo de dos mil uno", "2011-05-03")]),
     ("May third, twenty twenty-six", "2026-05-04", [("May third, twenty twenty-six", "2026-05-04")]),
     ("tres y cuatro", "4 y 3", [("tres y cuatro", "4 y 3")]),  # each number, in the source's order
+    ("at ten thirty in Room 3", "at 1030 in Room 3", [("ten thirty", "1030")]),  # a time, no year (2026-12-06)
 ]
 
 
@@ -101,6 +102,8 @@ def test_readings_add_spoken_years() -> None:
     assert readings((20, 20, 6)) == {46, 2026, 4006}
     assert 1905 in readings((19, 0, 5))
     assert readings((2, 1000, 1)) == {2001}  # no two-digit halves: "dos" is no century
+    assert readings((10, 30)) == {40} and readings((12, 45)) == {57}  # times: hours stop at twelve
+    assert 1492 in readings((14, 90, 2))
 
 
 def test_the_bundled_tables() -> None:
