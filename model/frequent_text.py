@@ -18,8 +18,7 @@ import re
 
 from model.carrier_text import carriers
 from model.copytext import amount_in_digits
-from model.count_ranges import count_range
-from model.count_units import count_with_unit
+from model.count_phrases import count_range, count_with_unit
 from model.expressions import cardinal_words, spoken_year_en
 from model.sentences_rewritten import added_expression
 from model.words import GUARD_CONNECTORS, OTHER_LANGUAGES_NUMBER_WORDS, edit_guard_spec, ranked_frequent_words
@@ -188,8 +187,8 @@ def spoken_year(rng: random.Random) -> Pair:
 
 
 def drill_expression(rng: random.Random, lang: str, range_share: float = 0.0, unit_share: float = 0.0) -> Pair:
-    """The expression a drill converts: two counts as a range (`range_share`, model/count_ranges.py), a count
-    before a unit (`unit_share`, model/count_units.py; no draw for either at 0, so that runs without them draw as
+    """The expression a drill converts: two counts as a range (`range_share`, model/count_phrases.py), a count
+    before a unit (`unit_share`, model/count_phrases.py; no draw for either at 0, so that runs without them draw as
     before), a small count (SMALL_COUNT_SHARE), an English year spoken alone (SPOKEN_YEAR_SHARE) or any of the
     generator's."""
     if range_share and rng.random() < range_share:

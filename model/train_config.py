@@ -85,14 +85,14 @@ class TrainConfig:
         default=0.0,
         metadata={
             "help": "Share of the frequent-word sentences' expressions that are two counts as a range or a choice "
-            '("between fifteen and thirty people", "de tres a cuatro horas"; model/count_ranges.py).'
+            '("between fifteen and thirty people", "de tres a cuatro horas"; model/count_phrases.py).'
         },
     )
     frequent_word_unit_share: float = field(
         default=0.0,
         metadata={
             "help": "Share of the frequent-word sentences' expressions that are a count before a unit of measure or "
-            'money ("doscientos mililitros", "two hundred miles"; model/count_units.py).'
+            'money ("doscientos mililitros", "two hundred miles"; model/count_phrases.py).'
         },
     )
     frequent_word_opening_share: float = field(
