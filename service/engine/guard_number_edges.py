@@ -81,7 +81,8 @@ def digits_before_number_tail(
     out = alignment.output
     last_written = next((out[j].rstrip()[-1] for j in range(j2 - 1, -1, -1) if out[j].strip()), "")
     i = _past_whitespace(tokens, offset + j2, 1)
-    if not (last_written.isdigit() and i < len(tokens) and tokens[i].lower() in tail_words):
+    # As written: a lone word in capitals ("trescientos UNA hablar") is read as written, no tail (case_folding.py).
+    if not (last_written.isdigit() and i < len(tokens) and tokens[i] in tail_words):
         return False
     after = _past_whitespace(tokens, i + 1, 1)
     return i + 1 < len(tokens) and tokens[i + 1].isspace() and after < len(tokens) and tokens[after][0].isalpha()
