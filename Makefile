@@ -149,6 +149,12 @@ TUNE_FLAGS ?= --init-from $(TUNE_FROM) --out $(TUNE_CHECKPOINT) --steps 1800 \
 # FOLD_CHECKPOINT=runs/tune34 FOLD_STEPS=1000 FOLD_SEED=58 FOLD_COOLDOWN=600 FOLD_MINUTES=40 FOLD_MARKUP=0.4`, the
 # same with FOLD_CHECKPOINT=runs/tune35 FOLD_SEED=59, then `python -m model.average --out runs/soup3435 runs/tune34
 # runs/tune35`; served 99.59% / 99.75%, every category at least 98% guard off (README).
+# Since 2026-12-06 10:50 UTC the bundled model is the weighted mean of two passes from that mean with ranges, openings
+# and units among the drills (the same Zen 1, 28 and 27 min): `make fold-tune FOLD_FROM=runs/soup3435
+# FOLD_CHECKPOINT=runs/tune36 FOLD_STEPS=1000 FOLD_SEED=60 FOLD_COOLDOWN=600 FOLD_MINUTES=40 FOLD_MARKUP=0.4
+# FOLD_RANGES=0.2 FOLD_OPENING=0.4` (at bdeeac8), the same with FOLD_CHECKPOINT=runs/tune37 FOLD_SEED=61
+# FOLD_UNITS=0.15 (at 3bfb073), then `python -m model.average --out runs/soupw46 runs/tune36 runs/tune37 --weights
+# 0.4 0.6`; served 99.64% / 99.82%, every category at least 98.3% guard off (README).
 FOLD_FROM ?= $(TUNE_CHECKPOINT)
 FOLD_CHECKPOINT ?= runs/normalize-folded
 FOLD_MINUTES ?= 45

@@ -35,8 +35,10 @@ BUNDLED = Path(__file__).parents[2] / "models" / "normalize" / "1"
 # of 2026-12-06 (tune31, README) wrote "ciento un dálmatas" as "10 un dálmatas" again, which the guard puts back
 # in words; its second pass (tune33, the bundled model since) converts it and "Compré «doce» huevos", but leaves
 # Spanish "once" (eleven) in "El equipo tiene once jugadores." as a word, as it reads English "once"; the mean of
-# the two markup passes (2026-12-06, the bundled model since) converts it.
-KNOWN_MISSES: set[str] = set()
+# the two markup passes (2026-12-06) converts it. The passes with ranges, openings and units (tune36, tune37) and
+# their means leave it in words again (the equal mean "ciento un dálmatas" too; the weighted mean, the bundled model
+# since, converts that one).
+KNOWN_MISSES: set[str] = {"El equipo tiene once jugadores."}
 
 
 def _case(source: str, expected: str) -> object:
@@ -245,8 +247,12 @@ REAL_TEXT_PROBES = {
     "real_text_probe_fresh.jsonl": (142, 0.97),
     # Written 2026-12-06: number words inside HTML (cells, list items, emphasis, links) and in runs of capitals
     # (headings, notices), and markup and words in capitals to copy. The model before the markup drills: 70.5%
-    # (it left every number beside a tag in words); the bundled model since: 86.4%.
-    "real_text_probe_formats.jsonl": (44, 0.84),
+    # (it left every number beside a tag in words); the markup passes: 86.4%; the bundled model since: 88.6%.
+    "real_text_probe_formats.jsonl": (44, 0.86),
+    # Written 2026-12-06 before the drills of ranges and units: two counts as a range or a choice ("Between fifteen and
+    # thirty people"), counts opening the input ("Thirty people came.") and counts before units ("doscientos
+    # mililitros"). The model before those drills: 70%; the bundled model since: 86%.
+    "real_text_probe_counts.jsonl": (50, 0.82),
 }
 # Inputs to copy that the bundled model still changes with the guard on, each one checked to be still wrong (an
 # entry that starts passing fails the run until it is removed). English "once" is Spanish eleven: "I've only been
