@@ -78,8 +78,8 @@ class EditGuard:
     `language_words`, it consumes no everyday word of its text's language (guard_language.py): "Once you" -> "11 you";
     (i) it consumes no word inside a link, an e-mail address, a path or an HTML tag (guard_links.py):
     "x.es/twenty-five-ways" -> "x.es/twenty-5-ways" and '<td colspan="dos">' -> '<td colspan="2">' are reverted;
-    (j) it does not end with one of `number_words` in title case right before another capitalized word, a name
-    (guard_names.py): "Dos Hermanas" -> "2 Hermanas" is reverted, "Room Twelve" -> "Room 12" passes.
+    (j) inside a sentence, it does not end with a title-case `number_words` word before another capitalized word
+    (a name, guard_names.py): "en Dos Hermanas" -> "en 2 Hermanas" is reverted, "Room Twelve" -> "Room 12" passes.
     Differing spans separated only by consumable tokens ("tres" -> "3", " y ", "cuatro" -> "4") are
     judged as one span, so an edit the aligner cut in pieces ("12 de abril de 1950" -> "1950-04-12",
     where "12" or "1950" aligns on its own) is judged whole. Anything else is reverted, pure

@@ -213,11 +213,9 @@ class JoinedHandle:
         reverted: list[RevertedEdit] = []
         for piece, result in zip(self._plan.pieces, results, strict=False):
             output = result.text
-            if self._guard is not None:  # in the text the model read: the folded source
-                if self._case is None:
-                    guarded = self._guard.apply(piece.text, output)
-                else:
-                    guarded = self._guard.apply(self._case.fold(piece.text), output, cased_source=piece.text)
+            if self._guard is not None:  # in the text the model read: the folded source; capitals as sent
+                read = piece.text if self._case is None else self._case.fold(piece.text)
+                guarded = self._guard.apply(read, output, cased_source=piece.text)
                 output = guarded.text
                 reverted.extend(
                     guarded.reverted if self._case is None else _as_sent(self._case, piece.text, guarded.reverted)
