@@ -280,9 +280,9 @@ def test_the_guard_reads_a_long_text_off_the_event_loop(repeat: int, off_the_loo
     threads: list[threading.Thread] = []
     original = EditGuard.apply
 
-    def recording(self: EditGuard, source: str, output: str) -> GuardedText:
+    def recording(self: EditGuard, source: str, output: str, *, cased_source: str | None = None) -> GuardedText:
         threads.append(threading.current_thread())
-        return original(self, source, output)
+        return original(self, source, output, cased_source=cased_source)
 
     plan = Segmented(pieces=tuple(Piece(before=" ", text="dos tres " * repeat) for _ in range(3)), after="")
     assert (sum(len(piece.text) for piece in plan.pieces) > JOIN_ON_LOOP_CHARS) is off_the_loop
