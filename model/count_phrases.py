@@ -51,15 +51,15 @@ def _count(rng: random.Random, *, small_share: float, hundreds_share: float, low
     return rng.randint(lowest, 99)
 
 
-def reads_as_one_number(first: int, link: str) -> bool:
+def reads_as_one_number(first: int, second: int, link: str) -> bool:
     """Whether the two counts may read as one number: Spanish "treinta y dos" is 32 and English "two hundred and
-    five" is 205, so no range joins a multiple of ten from twenty with "y", nor a hundred or more with "and",
-    whatever the second count ("cuarenta y cincuenta" is left to the other links: the drills draw it as "de
-    cuarenta a cincuenta")."""
+    five" is 205, so no range joins a multiple of ten from twenty and a unit with "y", nor a hundred or more and a
+    count under a hundred with "and". "entre cuarenta y cincuenta" (40 to 50) and "between one hundred and two
+    hundred" are ranges, and drawn: a model that never saw one reads "cuarenta y cincuenta" as "40"."""
     if link == " y ":
-        return first % 10 == 0 and first >= 20
+        return first % 10 == 0 and first >= 20 and second < 10
     if link == " and ":
-        return first >= 100
+        return first >= 100 and second < 100
     return False
 
 
@@ -69,7 +69,7 @@ def count_range(rng: random.Random, lang: str, word: str) -> Pair:
     lead, link, ascending = rng.choice(RANGE_LINKS[lang])
     while True:
         first, second = (_count(rng, small_share=0.6, hundreds_share=0.1, lowest=2) for _ in range(2))
-        if first != second and (not ascending or first < second) and not reads_as_one_number(first, link):
+        if first != second and (not ascending or first < second) and not reads_as_one_number(first, second, link):
             break
     form = sentence_agreement(rng)  # the noun's gender is not known: "veintiún" or "veintiuna" alike
     first_words, second_words = (cardinal_words(n, lang, rng, form=form) for n in (first, second))
