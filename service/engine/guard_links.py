@@ -6,6 +6,8 @@ as "/docs/3/" and "dos.mil@example.com" as "2.mil@example.com"; a tag's attribut
 alt="dos gatos">`) is markup too. A word is inside such a thing when the text between the whitespace around it
 holds "://", "@", "/", "\\", "=" or a dot between two word characters, once the HTML tags in it are set apart
 ("<td>dos</td>" and '<a href="x.es">tres</a>' still hold a word of their own), or when it lies inside a tag.
+A Markdown link's target, "(...)" right after "]", is set apart the same way ("[tres](https://x.es)" holds a word
+of its own, its URL none), and an HTML comment is markup whole ("<!-- tres -->" is copied).
 
 Pure Python (re).
 """
@@ -15,7 +17,11 @@ from __future__ import annotations
 import re
 
 HTML_TAG = re.compile(r"</?[A-Za-z][^<>]*>")
+# Set apart like tags: HTML comments, and a Markdown link's or image's target (from its "(" to its ")").
+_HTML_COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
+_MARKDOWN_TARGET = re.compile(r"(?<=\])\([^()\s]*\)")
 _LINK_MARKS = re.compile(r"://|[@/\\=]|\w\.\w")
+_MARKUP = (HTML_TAG, _HTML_COMMENT, _MARKDOWN_TARGET)
 _WHITESPACE = re.compile(r"\s")
 # How many tokens either side of a word are read to find its tag or its whitespace: a guarded piece is a sentence
 # or a line, and a link or a tag longer than this is read in part (a tag's start out of reach is not seen).
@@ -32,7 +38,7 @@ def _in_link_or_tag(tokens: list[str], at: int) -> bool:
     before = "".join(tokens[max(0, at - _REACH) : at])
     text = before + tokens[at] + "".join(tokens[at + 1 : at + 1 + _REACH])
     word_start, word_stop = len(before), len(before) + len(tokens[at])
-    tags = [match.span() for match in HTML_TAG.finditer(text)]
+    tags = [match.span() for pattern in _MARKUP for match in pattern.finditer(text)]
     if any(start < word_stop and word_start < stop for start, stop in tags):
         return True
     # Tags become spaces, so that a tag's own "/" or "=" marks no word beside it.

@@ -115,6 +115,8 @@ def guard() -> EditGuard:
             [("dos", "2")],
         ),
         ('<td colspan="dos">doce</td>', '<td colspan="2">12</td>', [("dos", "2")]),
+        ("<!-- tres notas --> Tengo tres", "<!-- 3 notas --> Tengo 3", [("tres", "3")]),  # a comment is markup
+        ("[aquí](https://x.es/tres) y tres", "[aquí](https://x.es/3) y 3", [("tres", "3")]),
         # A number word in title case before another capitalized word: a name (2026-12-06).
         ("Vivo en Dos Hermanas, Sevilla.", "Vivo en 2 Hermanas, Sevilla.", [("Dos", "2")]),
         ("The Three Musketeers was written", "The 3 Musketeers was written", [("Three", "3")]),
@@ -194,6 +196,9 @@ def test_a_reverted_span_leaves_the_good_ones(guard: EditGuard) -> None:
         ("<td>quince</td><td>veinte</td>", "<td>15</td><td>20</td>"),
         ("Son tres. Cuatro más.", "Son 3. 4 más."),
         ("dos y/o tres", "2 y/o 3"),
+        # A Markdown link's text is text; its target, from "(" to ")", is the link.
+        ("[tres](https://x.es/a) y [los dos capítulos](b.md)", "[3](https://x.es/a) y [los 2 capítulos](b.md)"),
+        ("![gatos: dos](img/g.png)", "![gatos: 2](img/g.png)"),
         ("Fin del acto.\nVeinte casas", "Fin del acto.\n20 casas"),  # the line before ends with a dot
         # No name: a number after a title-case word, a date, a noun in lower case, a line's end after it.
         ("Room Twelve is on the left.", "Room 12 is on the left."),
