@@ -154,10 +154,9 @@ class EditGuard:
             if not isinstance(value, list) or not all(isinstance(w, str) and w in words for w in value):
                 raise ModelLoadError(f"{where}: field 'edit_guard.{key}' must be a list of words from consumable_words")
             subsets[key] = frozenset(value)
-        tail_words, tail_after = number_tails_from_manifest(entry, words=frozenset(words), where=where)
-        values = number_values_from_manifest(
-            entry, words=frozenset(words), connectors=frozenset(connectors), where=where
-        )
+        vocabulary = frozenset(words)
+        tail_words, tail_after = number_tails_from_manifest(entry, words=vocabulary, where=where)
+        values = number_values_from_manifest(entry, words=vocabulary, connectors=frozenset(connectors), where=where)
         return cls(
             consumable_words=frozenset(words),
             consumable_characters=characters["consumable_characters"],
@@ -372,6 +371,7 @@ class EditGuard:
             stop,
             number_words=self.number_words,
             consumable_words=self.consumable_words,
+            number_values={} if self.values is None else self.values.words,
         )
 
     def _beside(self, tokens: list[str], start: int, stop: int, test: Callable[[str], bool]) -> bool:

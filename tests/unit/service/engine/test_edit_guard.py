@@ -121,6 +121,8 @@ def guard() -> EditGuard:
         ("Vivo en Dos Hermanas, Sevilla.", "Vivo en 2 Hermanas, Sevilla.", [("Dos", "2")]),
         ("The Three Musketeers was written", "The 3 Musketeers was written", [("Three", "3")]),
         ("Fui a Tres Cantos y compré tres casas", "Fui a 3 Cantos y compré 3 casas", [("Tres", "3")]),
+        ("Seven-Eleven is open", "7-11 is open", [("Seven", "7"), ("Eleven", "11")]),  # no compound number: a name
+        ("at the Seven-Eleven on Main", "at the 7-Eleven on Main", [("Seven", "7")]),
     ],
 )
 def test_reverts_a_bad_edit(guard: EditGuard, source: str, output: str, reverted: list[tuple[str, str]]) -> None:
@@ -206,6 +208,8 @@ def test_a_reverted_span_leaves_the_good_ones(guard: EditGuard) -> None:
         ("El Cinco de Mayo se celebra", "El 5 de Mayo se celebra"),
         ("Tres casas y Veinte\nAna", "3 casas y 20\nAna"),
         ("Quinientas Cuarenta y cuatro", "544"),
+        ("Chapter Twenty-One begins", "Chapter 21 begins"),  # a compound number consumes its hyphen
+        ("twenty-one, seven-eleven", "21, 7-11"),  # lower case: no name
         ("Tres Cantos es un municipio.", "3 Cantos es un municipio."),  # at a sentence's start: a count
         ("Hola. Veinte Tenemos", "Hola. 20 Tenemos"),
         ("Escribe a ana@x.es: tres días", "Escribe a ana@x.es: 3 días"),
