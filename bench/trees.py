@@ -7,8 +7,10 @@ thread): on a machine other jobs share, wall figures mean nothing and CPU figure
 `--threads 1` keeps onnxruntime's spinning pool thread out of them.
 
 `python -m bench.trees --before /tmp/atento-before [--after .] [--rounds 3] [--clients 32] [--threads 1]
-[--after-lanes 2 [--after-lane-threads 1]] [--after-variant auto] [--after-draft-tokens 4]`, with the
-before tree made by `git worktree add /tmp/atento-before <commit>`.
+[--after-lanes 2 [--after-lane-threads 1]] [--after-variant auto] [--after-draft-tokens 4] [--before-model-dir D]`,
+with the before tree made by `git worktree add /tmp/atento-before <commit>`. An older tree may refuse a newer
+manifest's fields: `--before-model-dir` gives it a copy whose manifest holds only what it reads, while the after
+tree serves the model directory whole (its edit guard and case folding included, as `python -m service` does).
 """
 
 # ruff: noqa: T201, S603  (a CLI; it runs this interpreter on this file)
@@ -80,6 +82,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--before", type=Path, required=True)
     parser.add_argument("--after", type=Path, default=Path())
     parser.add_argument("--model-dir", type=Path, default=Path("models/normalize/1"))
+    parser.add_argument(
+        "--before-model-dir",
+        type=Path,
+        default=None,
+        help="the before tree's copy of the model directory, its manifest cut to what that tree reads "
+        "(default: --model-dir for both)",
+    )
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--clients", type=int, default=32)
     parser.add_argument("--requests", type=int, default=256, help="requests per measured round (concurrent)")
@@ -124,11 +133,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         _child(args.child, model_dir, args)
         return 0
     trees = {"before": args.before.resolve(), "after": args.after.resolve()}
+    model_dirs = {"before": (args.before_model_dir or args.model_dir).resolve(), "after": model_dir}
     rates: dict[str, list[dict[str, float]]] = {name: [] for name in trees}
     for round_index in range(args.rounds):
         for name in list(trees) if round_index % 2 == 0 else list(reversed(trees)):
             command = [sys.executable, "-m", "bench.trees", "--before", str(trees["before"]), "--child"]
-            command += [str(trees[name]), "--model-dir", str(model_dir), "--clients", str(args.clients)]
+            command += [str(trees[name]), "--model-dir", str(model_dirs[name]), "--clients", str(args.clients)]
             command += ["--requests", str(args.requests), "--threads", str(args.threads)]
             command += ["--lanes", str(args.after_lanes if name == "after" else 1)]
             if name == "after" and args.after_draft_tokens:
