@@ -207,6 +207,14 @@ CONTRACT = [
     ),
     ("Vivo en Dos Hermanas, Sevilla.", "Vivo en Dos Hermanas, Sevilla."),
     ("The Three Musketeers was written by Dumas.", "The Three Musketeers was written by Dumas."),
+    # A Markdown link's text is text, its target copied; an HTML comment and a name joined by a hyphen are copied.
+    (
+        "Lee [los tres capítulos](https://x.es/libro) y [tres](https://x.es/a) más.",
+        "Lee [los 3 capítulos](https://x.es/libro) y [3](https://x.es/a) más.",
+    ),
+    ("<!-- tres notas --> Tengo tres gatos.", "<!-- tres notas --> Tengo 3 gatos."),
+    ("Meet me at the Seven-Eleven at ten.", "Meet me at the Seven-Eleven at 10."),
+    ("Chapter Twenty-One begins here.", "Chapter 21 begins here."),
 ]
 
 
