@@ -26,6 +26,16 @@ def test_title_case_words_are_lowered_and_nothing_else() -> None:
     assert FOLDING.fold(text) == folded
 
 
+def test_folds_are_the_same_from_the_cache_and_past_its_bounds() -> None:
+    """fold keeps recent texts' folds (a request folds its text five times); what it returns never depends on it."""
+    folding = CaseFolding.from_manifest(case_folding_spec(), where="model.words")
+    texts = [f"Tres Casas {n} Y DOS PERROS" for n in range(600)] + ["Quinientas " * 1000]
+    first = [folding.fold(text) for text in texts]
+    assert first[0] == "tres casas 0 y dos perros" and first[-1] == "quinientas " * 1000
+    assert [folding.fold(text) for text in reversed(texts)] == list(reversed(first))
+    assert folding == CaseFolding.from_manifest(case_folding_spec(), where="model.words")  # the cache is no field
+
+
 def test_english_month_and_weekday_names_and_i_keep_their_capitals() -> None:
     assert FOLDING.fold("Thursday, May 3, Sept 12, Mon 4 Jan") == "Thursday, May 3, Sept 12, Mon 4 Jan"
     assert FOLDING.fold("On May third, I left. Y tú") == "on May third, I left. y tú"
