@@ -158,7 +158,7 @@ class EditGuard:
         tail_words, tail_after = number_tails_from_manifest(entry, words=vocabulary, where=where)
         values = number_values_from_manifest(entry, words=vocabulary, connectors=frozenset(connectors), where=where)
         return cls(
-            consumable_words=frozenset(words),
+            consumable_words=vocabulary,
             consumable_characters=characters["consumable_characters"],
             producible_characters=characters["producible_characters"],
             connector_words=frozenset(connectors),
@@ -169,7 +169,7 @@ class EditGuard:
             number_tail_words=tail_words,
             number_tail_after=tail_after,
             values=values,
-            languages=language_rule_from_manifest(entry, words=frozenset(words), where=where),
+            languages=language_rule_from_manifest(entry, words=vocabulary, where=where),
         )
 
     def _consumable(self, token: str) -> bool:

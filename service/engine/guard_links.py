@@ -17,11 +17,10 @@ from __future__ import annotations
 import re
 
 HTML_TAG = re.compile(r"</?[A-Za-z][^<>]*>")
-# Set apart like tags: HTML comments, and a Markdown link's or image's target (from its "(" to its ")").
-_HTML_COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
-_MARKDOWN_TARGET = re.compile(r"(?<=\])\([^()\s]*\)")
+# What is set apart like a word's surroundings: HTML tags, HTML comments, and a Markdown link's or image's target
+# (from its "(" to its ")"), in one pass.
+_MARKUP = re.compile(rf"{HTML_TAG.pattern}|<!--.*?-->|(?<=\])\([^()\s]*\)", re.DOTALL)
 _LINK_MARKS = re.compile(r"://|[@/\\=]|\w\.\w")
-_MARKUP = (HTML_TAG, _HTML_COMMENT, _MARKDOWN_TARGET)
 _WHITESPACE = re.compile(r"\s")
 # How many tokens either side of a word are read to find its tag or its whitespace: a guarded piece is a sentence
 # or a line, and a link or a tag longer than this is read in part (a tag's start out of reach is not seen).
@@ -38,7 +37,7 @@ def _in_link_or_tag(tokens: list[str], at: int) -> bool:
     before = "".join(tokens[max(0, at - _REACH) : at])
     text = before + tokens[at] + "".join(tokens[at + 1 : at + 1 + _REACH])
     word_start, word_stop = len(before), len(before) + len(tokens[at])
-    tags = [match.span() for pattern in _MARKUP for match in pattern.finditer(text)]
+    tags = [match.span() for match in _MARKUP.finditer(text)]
     if any(start < word_stop and word_start < stop for start, stop in tags):
         return True
     # Tags become spaces, so that a tag's own "/" or "=" marks no word beside it.

@@ -46,13 +46,13 @@ def names_a_thing(
         )
 
     # Two number words in title case joined by a hyphen, no compound number ("Seven-Eleven", not "Twenty-One").
-    for at in words:
-        for other in (at - 2, at + 2):
-            pair = sorted((at, other))
-            if title_number(at) and title_number(other) and cased_tokens[pair[0] + 1] == "-":
-                tens, unit = (number_values.get(cased_tokens[i].lower()) for i in pair)
-                if not _compound(tens, unit):
-                    return True
+    def hyphen_name(left: int, right: int) -> bool:
+        if not (title_number(left) and title_number(right) and cased_tokens[left + 1] == "-"):
+            return False
+        return not _compound(*(number_values.get(cased_tokens[at].lower()) for at in (left, right)))
+
+    if any(hyphen_name(at - 2, at) or hyphen_name(at, at + 2) for at in words):
+        return True
     if not title_number(last):
         return False
     if first < 2 or cased_tokens[first - 1] != " " or not cased_tokens[first - 2][0].isalnum():
