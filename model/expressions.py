@@ -42,6 +42,12 @@ SCALE_NUMBER_SHARE = 0.06
 # Training draws them twice as often (a model trained in one run wrote "siete millones" as "700000");
 # held-out splits keep SCALE_NUMBER_SHARE, so the test split is unchanged.
 SCALE_NUMBER_SHARE_IN_TRAINING = 0.12
+# Share of training's numbers of seven digits or more with one group of three under the top one made small
+# (0 to 99): "three hundred and eighty million, three thousand, six hundred and seventy six" is 380 003 676, its
+# zeros written nowhere. Drawn like any other number a group under ten is one in a hundred, and the make-train model
+# of 2026-12-06 wrote that number as "38003676" and "one hundred fifty six million, seven thousand fifty" as
+# "1560500". Held-out splits draw none (their test sets stay as they were).
+SMALL_GROUP_SHARE_IN_TRAINING = 0.2
 # Days from 29 on belong to train with every month, as the vocabulary numbers do: whether a month has a
 # 29th, 30th or 31st is a fact of the calendar, not a pattern to generalize, and a model that never saw
 # "October thirty-first" had no way to tell it from the impossible "November thirty-first".
@@ -91,8 +97,18 @@ def sample_number(rng: random.Random, split: str, *, in_sentence: bool = False, 
         elif rng.random() < ROUND_NUMBER_SHARE and digits > 2:
             scale = 10 ** rng.randint(2, digits - 1)
             n = max(scale, n - n % scale)
+        elif split == "train" and digits > 6 and rng.random() < SMALL_GROUP_SHARE_IN_TRAINING:
+            n = with_a_small_group(rng, n)
         if number_split(n) == split or (in_sentence and n in VOCABULARY_NUMBERS):
             return n
+
+
+def with_a_small_group(rng: random.Random, n: int) -> int:
+    """`n` with one of its groups of three digits below the top one replaced by 0, 1-9 or 10-99."""
+    groups = (len(str(n)) - 1) // 3  # the groups under the top one
+    power = 1000 ** rng.randrange(groups)
+    small = rng.choice((0, rng.randint(1, 9), rng.randint(10, 99)))
+    return n - (n // power % 1000) * power + small * power
 
 
 # Share of training's counted Spanish nouns whose number is a round hundred or thousand plus one ("ciento un

@@ -488,6 +488,22 @@ def test_counts_of_thousands_and_millions_are_drawn_whole() -> None:
     assert any(n % 10**9 == 0 and 1 < n // 10**9 < 10 for n in drawn)
 
 
+def test_long_numbers_in_training_often_hold_a_small_group_and_held_out_ones_do_not() -> None:
+    """380 003 676 ("three hundred and eighty million, three thousand, ...") has zeros written nowhere; a
+    make-train model wrote it "38003676". Training draws a group under ten inside a long number that is not
+    round several times as often as the held-out splits, which draw as before (the test set's checksum)."""
+
+    def small_group_share(split: str) -> float:
+        rng = random.Random(3)
+        drawn = (sample_number(rng, split) for _ in range(20_000))
+        long_numbers = [n for n in drawn if n >= 10**6 and n % 1000 != 0]
+        small = [n for n in long_numbers if any(n // 1000**k % 1000 < 10 for k in range(len(str(n)) // 3))]
+        return len(small) / len(long_numbers)
+
+    assert small_group_share("train") > 0.1
+    assert small_group_share("test") < 0.05
+
+
 def test_nonsense_words_never_spell_a_number_word() -> None:
     """Syllables can spell "ocho", "tres" or "four": a copy sentence holding one taught the model to leave a
     number word alone (a copy_markup test example kept "four")."""
