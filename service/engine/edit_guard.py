@@ -34,7 +34,7 @@ from service.engine.guard_number_edges import (
     digits_beside_number_word,
     number_tails_from_manifest,
 )
-from service.engine.guard_values import NumberValues, number_values_from_manifest, writes_impossible_date
+from service.engine.guard_values import NumberValues, number_values_from_manifest, writes_wrong_date
 
 
 @dataclass(frozen=True)
@@ -59,11 +59,11 @@ class EditGuard:
     A span of the alignment that differs is allowed when (a) its source side is non-empty, holds only
     consumable words, tokens made of consumable characters (digit runs included) and whitespace, and
     at least one consumable word that is neither a digit run nor a connector (so "3,50" -> "250" and
-    "un" -> "1" are reverted); and (b)
-    its output side is non-empty and holds only tokens made of producible characters, whitespace,
-    and tokens of its source side (same case), each at most as often as it appears there; (c) it
-    writes no ISO date that the calendar does not have ("2001-02-29"); (d) it writes no digits right beside
-    (whitespace between, or one of the `joining_words`) one of the optional `number_words` left in the output:
+    "un" -> "1" are reverted); and (b) its output side is non-empty and holds only tokens made of producible
+    characters, whitespace, and tokens of its source side (same case), each at most as often as it appears there;
+    (c) it writes no ISO date the calendar lacks ("2001-02-29"), nor a real one of `date_years` in parts ("29 de
+    febrero de 2020"); (d) it writes no digits right beside (whitespace between, or one of the `joining_words`) one
+    of the optional `number_words` left in the output:
     "ciento noventa y nueve" -> "ciento 99", "tres mil" -> "3 mil" or "treinta y dos" -> "treinta y 2" converted
     part of a number and left the rest in words, nor digits of a number ending in one of the optional
     `number_tails`' `after` words right before one of their `words` left in the output: "mil una noches" -> "1000
@@ -124,7 +124,7 @@ class EditGuard:
         known = {
             "consumable_words", "consumable_characters", "producible_characters", "connector_words", "name_words",
             "number_words", "ordinal_words", "joining_words", "number_tails", "number_values", "month_numbers",
-            *LANGUAGE_FIELDS,
+            "date_years", *LANGUAGE_FIELDS,
         }  # fmt: skip
         unknown = set(entry) - known
         if unknown:
@@ -320,7 +320,7 @@ class EditGuard:
         )
         if (
             allowed
-            and not writes_impossible_date(out, j1, j2)
+            and not writes_wrong_date(alignment.output_context, alignment.output_offset, j1, j2, self.values)
             and not digits_beside_number_word(
                 alignment,
                 j1,

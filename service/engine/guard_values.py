@@ -2,8 +2,8 @@
 must be the numbers its source says in words, in the same order. "ciento" -> "10", "mil novecientos ochenta" ->
 "980" or "veinticinco" -> "52" write digits where the guard's other rules only see that digits were written.
 
-Also the manifest's tables of values (`number_values`, `month_numbers`) and the calendar check of the ISO dates an
-edit writes. Pure Python (re, datetime); the edit guard (service/engine/edit_guard.py) calls it on each span it
+Also the manifest's tables of values (`number_values`, `month_numbers`, `date_years`) and the calendar checks of the
+dates an edit writes. Pure Python (re, datetime); the edit guard (service/engine/edit_guard.py) calls it on each span it
 allows.
 """
 
@@ -22,6 +22,16 @@ ISO_DATE = re.compile(r"(?<![\d-])(\d{4})-(\d{2})-(\d{2})(?![\d-])")
 # An ISO date the edit writes (a day and a year to find in the source, a month to find among its names), or a
 # run of digits standing alone: digits glued to letters ("2cientas") are refused by the guard's other rules.
 _WRITTEN_NUMBER = re.compile(rf"{ISO_DATE.pattern}|(?<!\w)(\d+)(?!\w)")
+# A date written as numbers around its month's name: day first ("29 de febrero de 2020", "the 3rd of May, 2001"),
+# or month first ("February 29, 2020", "May third, 2001"); its day in digits or in number words.
+_DAY = r"(?P<day>\d{1,2}(?:st|nd|rd|th)?|[^\W\d_]+(?:-[^\W\d_]+)?)"
+_MONTH = r"(?P<month>[^\W\d_]+\.?)"
+_YEAR = r"(?P<year>\d{4})(?![\w-])"
+_DATES_IN_PARTS = (
+    re.compile(rf"(?<![\w-])(?:the )?{_DAY}(?: de| of)? {_MONTH}(?:,| del?) {_YEAR}", re.IGNORECASE),
+    re.compile(rf"(?<![\w-]){_MONTH} (?:the )?{_DAY},? {_YEAR}", re.IGNORECASE),
+)
+_DATE_CONTEXT_TOKENS = 12  # tokens read on each side of an edit, where the rest of its date may be written
 # Values that multiply what comes before them: "doscientos mil", "twenty-one hundred", "mil millones".
 _MULTIPLIERS = frozenset({100, 1000, 10**6, 10**9, 10**12})
 # The most words one number of the contract is written with: 999,999,999,999 in English takes 19 ("nine hundred
@@ -47,6 +57,9 @@ class NumberValues:
     months: Mapping[str, int]  # "mayo": 5, "sept": 9
     # Words that may stand inside a number or between a date's parts without ending it ("y", "and", "de").
     connectors: frozenset[str]
+    # The years (first, last) whose real dates the model writes as ISO dates: one it writes as numbers around
+    # the month's name ("29 de febrero de 2020") is half an edit. None: not checked.
+    date_years: tuple[int, int] | None = None
 
     def agree(self, source: Sequence[str], output: Sequence[str], copied: Sequence[bool]) -> bool:
         """Whether the numbers the `output` tokens write (digit runs, ISO dates) are, in order, what the number words
@@ -69,6 +82,36 @@ class NumberValues:
                 return False
             wanted.append(((day, year), (year, day)))
         return _Partition(units).matches(wanted)
+
+    def writes_date_in_parts(self, out: Sequence[str], j1: int, j2: int) -> bool:
+        """Whether out[j1:j2] writes part of a real date of `date_years` as a day and a year around its month's name
+        ("29 de febrero de 2020", "February 29, 2020", "May third, 2001"), which the model writes as an ISO date;
+        an impossible date ("31 de febrero de 2001") or one of another year is written so, and passes."""
+        if self.date_years is None:
+            return False
+        lo, hi = max(0, j1 - _DATE_CONTEXT_TOKENS), min(len(out), j2 + _DATE_CONTEXT_TOKENS)
+        text = "".join(out[lo:hi])
+        start = len("".join(out[lo:j1]))
+        stop = start + len("".join(out[j1:j2]))
+        return any(
+            match.start() < stop and match.end() > start and self._reads_as_real_date(match)
+            for pattern in _DATES_IN_PARTS
+            for match in pattern.finditer(text)
+        )
+
+    def _reads_as_real_date(self, match: re.Match[str]) -> bool:
+        assert self.date_years is not None
+        month = self.months.get(match["month"].lower().rstrip("."))
+        day_text = match["day"].lower()
+        if day_text[:1].isdigit():
+            day = int(day_text.rstrip("stndrh"))
+        elif all(part in self.words for part in day_text.split("-")):
+            day = cardinal(tuple(self.words[part] for part in day_text.split("-")))
+        else:
+            return False
+        first, last = self.date_years
+        year = int(match["year"])
+        return month is not None and first <= year <= last and _is_real_date(str(year), str(month), str(day))
 
     def _source_units(self, source: Sequence[str], copied: Sequence[bool]) -> tuple[list[_Unit], set[int]]:
         """The source's digit runs (copied or not: the output's digits hold the copied ones too) and the number
@@ -173,7 +216,7 @@ def number_values_from_manifest(
     entry: Mapping[str, Any], *, words: frozenset[str], connectors: frozenset[str], where: str
 ) -> NumberValues | None:
     """The optional `number_values` ({word: integer >= 0}) and `month_numbers` ({month name: 1-12}), both over
-    consumable words; None without `number_values`."""
+    consumable words, and `date_years` ([first, last]); None without `number_values`."""
     tables: dict[str, dict[str, int]] = {}
     for key, lowest, highest in (("number_values", 0, None), ("month_numbers", 1, 12)):
         table = entry.get(key, {})
@@ -184,9 +227,31 @@ def number_values_from_manifest(
             limits = f"{lowest}-{highest}" if highest else f"integers >= {lowest}"
             raise ModelLoadError(f"{where}: field 'edit_guard.{key}' must map words from consumable_words to {limits}")
         tables[key] = dict(table)
+    years = entry.get("date_years")
+    if years is not None and not (
+        isinstance(years, list) and len(years) == 2 and all(type(y) is int for y in years) and 1 <= years[0] <= years[1]
+    ):
+        raise ModelLoadError(f"{where}: field 'edit_guard.date_years' must be [first, last], two years in order")
     if "number_values" not in entry:
+        if years is not None:
+            raise ModelLoadError(f"{where}: field 'edit_guard.date_years' needs 'edit_guard.number_values'")
         return None
-    return NumberValues(words=tables["number_values"], months=tables["month_numbers"], connectors=connectors)
+    return NumberValues(
+        words=tables["number_values"],
+        months=tables["month_numbers"],
+        connectors=connectors,
+        date_years=None if years is None else (years[0], years[1]),
+    )
+
+
+def writes_wrong_date(output: list[str], offset: int, j1: int, j2: int, values: NumberValues | None) -> bool:
+    """Whether the edit output[offset + j1:offset + j2] writes a date as the model never should: an ISO date the
+    calendar does not have, or (with `values` that declare `date_years`) a real date in parts. `output`: the whole
+    output's tokens, where the rest of the date may lie (in the common prefix or suffix the alignment leaves out)."""
+    start, stop = offset + j1, offset + j2
+    return writes_impossible_date(output, start, stop) or (
+        values is not None and values.writes_date_in_parts(output, start, stop)
+    )
 
 
 def writes_impossible_date(out: list[str], j1: int, j2: int) -> bool:

@@ -42,9 +42,17 @@ class _RestoredEvents:
         self._decided += self._restorer.finish()
         return self._release()
 
-    def every(self, events: Sequence[TokenEvent]) -> list[TokenEvent]:
-        """A whole piece's events at once (a result's tokens), restored."""
-        return [*(ready for event in events for ready in self.push(event)), *self.finish()]
+    def every(self, events: Sequence[TokenEvent]) -> tuple[list[TokenEvent], str]:
+        """A whole piece's events at once (a result's tokens), restored, and their text restored. The text is restored
+        in one pass (a word is decided by the text after it alone, so in parts or whole it comes out the same), at
+        half the cost of a pass per token."""
+        restored = self._restorer.push("".join(event.text for event in events)) + self._restorer.finish()
+        released: list[TokenEvent] = []
+        at = 0
+        for event in events:
+            released.append(replace(event, text=restored[at : at + len(event.text)]))
+            at += len(event.text)
+        return released, restored
 
     def _release(self) -> list[TokenEvent]:
         released: list[TokenEvent] = []
@@ -211,7 +219,16 @@ class JoinedHandle:
         truncated = len(results) < len(self._handles) or results[-1].finish_reason == "stop_sequence"
         outputs: list[str] = []
         reverted: list[RevertedEdit] = []
-        for piece, result in zip(self._plan.pieces, results, strict=False):
+        joiner = _TokenJoiner(self._plan)
+        tokens: list[TokenEvent] = []
+        for index, (piece, result) in enumerate(zip(self._plan.pieces, results, strict=False)):
+            events, restored_text = result.tokens, None
+            restorer = self._restored_events(index)
+            if restorer is not None:
+                events, restored_text = restorer.every(result.tokens)
+            joiner.start(index)
+            for event in events:
+                tokens.extend(joiner.push(event))
             output = result.text
             if self._guard is not None:  # in the text the model read: the folded source; capitals as sent
                 read = piece.text if self._case is None else self._case.fold(piece.text)
@@ -220,16 +237,13 @@ class JoinedHandle:
                 reverted.extend(
                     guarded.reverted if self._case is None else _as_sent(self._case, piece.text, guarded.reverted)
                 )
-            outputs.append(output if self._case is None else self._case.restore(piece.text, output))
+            if self._case is not None:  # one restoring pass, not two, when the guard changed nothing
+                unchanged = output == "".join(event.text for event in result.tokens)
+                output = (
+                    restored_text if restored_text is not None and unchanged else self._case.restore(piece.text, output)
+                )
+            outputs.append(output)
         text = "".join(piece.before + out for piece, out in zip(self._plan.pieces, outputs, strict=False))
-        joiner = _TokenJoiner(self._plan)
-        tokens: list[TokenEvent] = []
-        for index, result in enumerate(results):
-            joiner.start(index)
-            restored = self._restored_events(index)
-            events = result.tokens if restored is None else restored.every(result.tokens)
-            for event in events:
-                tokens.extend(joiner.push(event))
         tokens.extend(joiner.end(truncated=truncated))
         reasons = [r.finish_reason for r in results if r.finish_reason != "eos"]
         if reverted:

@@ -20,7 +20,7 @@ def guard() -> EditGuard:
 
 @pytest.fixture(scope="module")
 def guard_without_values() -> EditGuard:
-    spec = {k: v for k, v in edit_guard_spec().items() if k not in ("number_values", "month_numbers")}
+    spec = {k: v for k, v in edit_guard_spec().items() if k not in ("number_values", "month_numbers", "date_years")}
     return EditGuard.from_manifest(spec, where="manifest.json")
 
 
@@ -153,3 +153,56 @@ def test_many_dates_in_one_span_are_read_in_polynomial_time(guard: EditGuard) ->
     wrong = right[: -len("22")] + "23"
     # Paired again at every comma (service/engine/guard_alignment.py), the wrong date alone goes back.
     assert guard.apply(source, wrong).text == right[: -len("2001-05-22")] + "22 de mayo de 2001"
+
+
+@pytest.mark.parametrize(
+    ("source", "output", "reverted"),
+    [
+        # The bundled model, a paragraph's leap day (2026-12-06): a real date written in parts, not as 2020-02-29.
+        (
+            "El veintinueve de febrero de dos mil veinte fue sábado.",
+            "El 29 de febrero de 2020 fue sábado.",
+            "El veintinueve de febrero de dos mil veinte fue sábado.",
+        ),
+        ("el 29 de febrero de dos mil veinte", "el 29 de febrero de 2020", "el 29 de febrero de dos mil veinte"),
+        ("el tres de mayo del dos mil uno", "el 3 de mayo del 2001", "el tres de mayo del dos mil uno"),
+        ("February twenty-ninth, two thousand twenty", "February 29, 2020", None),
+        ("May third, two thousand one", "May third, 2001", "May third, two thousand one"),
+        ("the third of May, two thousand one", "the 3rd of May, 2001", None),
+    ],
+)
+def test_a_real_date_written_in_parts_is_reverted(
+    guard: EditGuard, source: str, output: str, reverted: str | None
+) -> None:
+    """The model writes a real date of 1900-2099 as an ISO date; in parts ("29 de febrero de 2020") it wrote half
+    an edit. Reverted whole or in part (a day and a year left in words), never kept."""
+    result = guard.apply(source, output).text
+    assert result != output
+    if reverted is not None:
+        assert result == reverted
+
+
+@pytest.mark.parametrize(
+    ("source", "output"),
+    [
+        ("treinta y uno de febrero de dos mil uno", "31 de febrero de 2001"),  # no such day: numbers, as the contract
+        ("el veintinueve de febrero de dos mil veintitrés", "el 29 de febrero de 2023"),  # not a leap year
+        ("el tres de mayo de mil ochocientos cincuenta", "el 3 de mayo de 1850"),  # a year outside date_years
+        ("February thirtieth, two thousand twenty", "February thirtieth, 2020"),
+        ("el tres de mayo, y dos mil personas", "el 3 de mayo, y 2000 personas"),  # no year: 2000 is a count
+        ("el 29 de febrero de 2020 y tres casas", "el 29 de febrero de 2020 y 3 casas"),  # the date is not the edit
+        ("veintinueve de Diciembre 1988", "29 de Diciembre 1988"),  # a yearless date beside digits (a context_es pair)
+    ],
+)
+def test_a_date_that_stays_in_parts_passes(guard: EditGuard, source: str, output: str) -> None:
+    assert guard.apply(source, output).text == output
+
+
+def test_date_years_must_be_two_years_in_order() -> None:
+    values = {"number_values": {"tres": 3}}
+    assert EditGuard.from_manifest({**BASE, **values, "date_years": [1900, 2099]}, where="m").values is not None
+    for bad in ([2099, 1900], [1900], "1900-2099", [1900.0, 2099]):
+        with pytest.raises(ModelLoadError, match="edit_guard.date_years"):
+            EditGuard.from_manifest({**BASE, **values, "date_years": bad}, where="m")
+    with pytest.raises(ModelLoadError, match="needs 'edit_guard.number_values'"):
+        EditGuard.from_manifest({**BASE, "date_years": [1900, 2099]}, where="m")
