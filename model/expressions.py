@@ -18,7 +18,7 @@ from babel.dates import format_date
 from num2words import num2words
 
 from model.numbers import MAX_CARDINAL, english_cardinal, spanish_cardinal, spanish_cardinal_variant
-from model.words import babel_locale
+from model.words import DATE_YEARS, babel_locale
 
 SPLITS = ("train", "valid", "test")
 # Percent buckets of the stable expression hash: [0, 90) train, [90, 95) valid, [95, 100) test.
@@ -32,7 +32,7 @@ VOCABULARY_NUMBERS = frozenset([*range(2, 100), *range(100, 1000, 100)])
 # Share of training sentences whose number is a vocabulary number (2-99, the hundreds); see sample_number.
 SMALL_NUMBER_SHARE_IN_TRAINING = 0.25
 _SORTED_VOCABULARY_NUMBERS = tuple(sorted(VOCABULARY_NUMBERS))  # a frozenset has no stable order to draw from
-MIN_DATE, MAX_DATE = dt.date(1900, 1, 1), dt.date(2099, 12, 31)
+MIN_DATE, MAX_DATE = dt.date(DATE_YEARS[0], 1, 1), dt.date(DATE_YEARS[1], 12, 31)
 # Share of sampled numbers made round ("forty million", "seiscientos mil"), whose zeros are easy to miscount.
 ROUND_NUMBER_SHARE = 0.35
 # Share of sampled numbers that are a count of thousands, millions or thousands of millions ("mil

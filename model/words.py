@@ -18,6 +18,8 @@ from num2words import num2words
 from model.numbers import SPANISH_FORMS, spanish_cardinal
 
 BABEL_LOCALES = ("es_ES", "en_US", "en_GB")
+# The years whose dates the task writes as ISO dates (model/expressions.py); a date of another year is numbers.
+DATE_YEARS = (1900, 2099)
 # Affixes that turn a number word into a word that merely resembles one ("milk"-like: "tresco", "unmil").
 NEAR_MISS_SUFFIXES = ("k", "o", "a", "s", "er", "ed", "ly", "ito", "ón", "ing")
 NEAR_MISS_PREFIXES = ("a", "re", "in", "es", "un")
@@ -307,6 +309,9 @@ def edit_guard_spec() -> dict[str, object]:
         # The digits an edit writes must be the numbers its source says: "ciento" -> "10" is reverted.
         "number_values": {word: value for word, value in number_values().items() if word in words},
         "month_numbers": {word: number for word, number in month_numbers().items() if word in months - connectors},
+        # A real date of these years is an ISO date: "29 de febrero de 2020" wrote one in parts (the bundled model, a
+        # paragraph's leap day, 2026-12-06), "31 de febrero de 2001" or "3 de mayo de 1850" is right as it is.
+        "date_years": list(DATE_YEARS),
         # "Once you finish" -> "11 you finish" and "Ten cuidado" -> "10 cuidado" are reverted: in English "once" is
         # a word, in Spanish "ten" is.
         "everyday_words": {
