@@ -29,7 +29,8 @@ from model.expressions import (
 )
 from model.sentences_copied import _words
 from model.short_text import counted_noun
-from model.words import month_names
+from model.words import GUARD_CONNECTORS, NUMBER_TAIL_WORDS, month_names, ordinal_spellings
+from model.words import cardinal_words as cardinal_word_set
 
 Pair = tuple[str, str]
 # What may sit next to an expression in the context categories.
@@ -265,15 +266,25 @@ def _add_expression(rng: random.Random, split: str, lang: str, source: str, targ
     suffix = 0
     while suffix < shortest - prefix and source_words[-1 - suffix] == target_words[-1 - suffix]:
         suffix += 1
-    # A date's month and its "de"/"of" are the same on both sides but belong to the rewritten span.
-    while prefix and _date_glue(source_words[prefix - 1]):
+    # A date's month and its "de"/"of" are the same on both sides but belong to the rewritten span; in training, an
+    # English day in words too. Held-out splits draw as before (test set v8), and hold no such sentence.
+    in_training = split == "train"
+    while prefix and _date_glue(source_words[prefix - 1], ordinals=in_training):
         prefix -= 1
-    while suffix and _date_glue(source_words[-suffix]):
+    while suffix and _date_glue(source_words[-suffix], ordinals=in_training):
         suffix -= 1
     # ("start", i): before word i of the shared start; ("end", j): before the last j words of the shared end.
     places = [("start", i) for i in range(prefix)] + [("end", j) for j in range(1, suffix)]
     if suffix and source_words[-1][-1:].isalnum():
         places.append(("end", 0))
+    # In training, not before "un", "una", "uno" or "one": a number before one reads as one number with it ("mil un
+    # Burundi" is 1001, not "1000 un Burundi", which the edit guard rightly reverts).
+    places = [
+        (side, offset)
+        for side, offset in places
+        if not in_training
+        or _may_end_a_number_before(source_words, offset if side == "start" else len(source_words) - offset)
+    ]
     if not places or prefix == len(source_words):  # nothing rewritten yet: no span to keep away from
         return None
     side, offset = rng.choice(places)
@@ -305,14 +316,30 @@ def added_expression(rng: random.Random, split: str, lang: str) -> Pair:
     return lead + source, lead + target
 
 
+def _may_end_a_number_before(words: list[str], at: int) -> bool:
+    """Whether an expression inserted before words[at] may end there: not before a word that would join its number."""
+    return at >= len(words) or words[at].lower() not in NUMBER_TAIL_WORDS
+
+
 @functools.cache
 def _date_glue_words() -> frozenset[str]:
     months = {m.lower() for lang in ("es", "en") for m in month_names(lang)}
     return frozenset(months | {"de", "del", "of", "the", "el"})
 
 
-def _date_glue(word: str) -> bool:
-    return word.strip(".,;:!?¿¡«»\"'()").lower() in _date_glue_words()
+def _date_glue(word: str, *, ordinals: bool) -> bool:
+    """A date's word that its rewrite may keep: a month, "de", "of", and (`ordinals`) an English day in words, which
+    an impossible date keeps ("February twenty-ninth, 2031"): an expression inserted inside it left "February on the
+    thirtieth of March twenty-ninth, 2031", whose "March twenty-ninth, 2031" is a real date."""
+    bare = word.strip(".,;:!?¿¡«»\"'()").lower()
+    return bare in _date_glue_words() or (ordinals and _is_ordinal(bare))
+
+
+@functools.cache
+def _is_ordinal(word: str) -> bool:
+    """ "twenty-ninth", "first", "thirtieth": a word whose last part is an ordinal and no cardinal."""
+    last = word.split("-")[-1]
+    return last in ordinal_spellings() and last not in cardinal_word_set() and last not in GUARD_CONNECTORS
 
 
 def _capitalized(word: str) -> str:

@@ -157,6 +157,8 @@ def pseudo_word(rng: random.Random) -> str:
 # digits (Babel's written dates hold some), and may produce only digits and hyphens.
 GUARD_CONNECTORS = ("y", "and", "de", "del", "of", "the", "un", "una", "uno", "one")
 # Connectors that join an expression's words but never end one ("treinta y un" ends with "un", no number with "y").
+# Words that end a number after it ("mil un": 1001, "doscientas una": 201, "two hundred one") and stand alone too.
+NUMBER_TAIL_WORDS = frozenset({"un", "una", "uno", "one"})
 GUARD_JOINING_WORDS = ("y", "and", "de", "del", "of", "the")
 GUARD_CONSUMABLE_CHARACTERS = "0123456789,.-"
 GUARD_PRODUCIBLE_CHARACTERS = "0123456789-"

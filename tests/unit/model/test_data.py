@@ -16,6 +16,7 @@ import pytest
 from babel.dates import format_date
 from num2words import num2words
 
+from model.carrier_text import carrier_template
 from model.carrier_text import carriers as _carriers
 from model.copytext import amount_in_digits, copy_piece, fits_one_piece, round_amount_share
 from model.data import (
@@ -33,9 +34,10 @@ from model.data import (
 from model.evaluate import test_examples as held_out_examples
 from model.expressions import day_of_year_split, sample_day_of_year, sample_impossible_day, sample_number
 from model.pairs import read_pairs_jsonl, write_pairs_jsonl
+from model.sentences_rewritten import multiple_expressions
 from model.short_text import LIST_MARKERS, counted_noun
 from model.tokenizer import Tokenizer
-from model.words import forbidden_words, month_names, pseudo_word
+from model.words import cardinal_words, forbidden_words, month_names, month_numbers, number_values, pseudo_word
 
 ISO = re.compile(r"\d{4}-\d{2}-\d{2}")
 N = 6000
@@ -502,6 +504,31 @@ def test_long_numbers_in_training_often_hold_a_small_group_and_held_out_ones_do_
 
     assert small_group_share("train") > 0.1
     assert small_group_share("test") < 0.05
+
+
+def test_no_training_expression_is_drawn_before_a_word_that_would_join_it() -> None:
+    """ "doscientos un íjodycu" is 201 íjodycu and "mil un Burundi" 1001: a training sentence with a number right
+    before "un", "una", "uno" or "one" taught "200 un íjodycu" (the edit guard reverts it). Nor is an expression
+    drawn inside an English impossible date, which keeps its month and day: "February on the thirtieth of March
+    twenty-ninth, 2031" holds the real date "March twenty-ninth, 2031", which a target may not."""
+    rng = random.Random(11)
+    for _ in range(3000):
+        carrier = carrier_template(rng, "train", "number_es", "{n}")
+        assert not re.search(r"\{n\} [«¿¡(]*(?:un|una|uno)\b", carrier, re.IGNORECASE), carrier
+    values, months = number_values(), month_numbers()
+    number_word = "|".join(sorted(cardinal_words(), key=len, reverse=True))
+    said_before_tail = re.compile(rf"\b(?:{number_word}) (?:un|una|uno|one)\b", re.IGNORECASE)
+    kept_date = re.compile(r"\b([A-Z][a-z]+) ([a-z]+(?:-[a-z]+)?), (\d{4})\b")
+    for lang in ("es", "en"):
+        for _ in range(3000):
+            source, target = multiple_expressions(rng, "train", lang)
+            converted_before_tail = re.search(r"\d (?:un|una|uno|one)\b", target, re.IGNORECASE)
+            assert not (converted_before_tail and said_before_tail.search(source)), (source, target)
+            for month, day, year in kept_date.findall(target):
+                if month.lower() in months and all(part in values for part in day.split("-")):
+                    day_value = sum(values[part] for part in day.split("-"))
+                    with pytest.raises(ValueError):
+                        dt.date(int(year), months[month.lower()], day_value)
 
 
 def test_nonsense_words_never_spell_a_number_word() -> None:
