@@ -333,7 +333,7 @@ class EditGuard:
                 alignment, i2, j2, tail_words=self.number_tail_words, tail_after=self.number_tail_after
             )
             and (self.values is None or self.values.agree(src[i1:i2], out[j1:j2], _copied_source(region)))
-            and (self.languages is None or self.languages.allows(context, start, stop))
+            and (self.languages is None or self.languages.allows(context, start, stop, copied=_copied_source(region)))
             and not inside_link_or_tag(context, start, stop)
             and not self._names_a_thing(alignment, start, stop)
         ):

@@ -40,10 +40,12 @@ class LanguageRule:
         leaders = [language for language, count in counts.items() if count == best]
         return leaders[0] if best > 0 and len(leaders) == 1 else None
 
-    def allows(self, tokens: Sequence[str], start: int, stop: int) -> bool:
-        """False when tokens[start:stop] hold an everyday word of the language their sentence reads as. The sentence
-        is read only for a span that holds such a word, rarely: the guard asks of every span it judges."""
-        languages = {self.everyday_words[t.lower()] for t in tokens[start:stop] if t.lower() in self.everyday_words}
+    def allows(self, tokens: Sequence[str], start: int, stop: int, *, copied: Sequence[bool] = ()) -> bool:
+        """False when tokens[start:stop] hold an everyday word of the language their sentence reads as, one the edit
+        consumes: `copied[i]`, tokens[start + i] is copied (an English "ago" kept between two converted numbers). The
+        sentence is read only for a span that consumes such a word, rarely: the guard asks of every span it judges."""
+        consumed = [t for i, t in enumerate(tokens[start:stop]) if not (i < len(copied) and copied[i])]
+        languages = {self.everyday_words[t.lower()] for t in consumed if t.lower() in self.everyday_words}
         return not languages or self.language_of(_sentence_around(tokens, start, stop)) not in languages
 
 

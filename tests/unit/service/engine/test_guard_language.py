@@ -48,6 +48,14 @@ def guard() -> EditGuard:
             "Llegaron 11 personas a la reunión.",
         ),
         ("We waited for ten minutes.", "We waited for 10 minutes.", "We waited for 10 minutes."),
+        # An everyday word the edit copies between two converted numbers is not consumed: the span is judged on the
+        # words it converts (a frequent-word drill's pair, 2026-12-06; "ago" is also Spanish August's abbreviation).
+        ("Way on May thirty-first ago four my real:", "Way on May 31 ago 4 my real:", "Way on May 31 ago 4 my real:"),
+        (
+            "They left three days ago, four of them.",
+            "They left 3 days 8, 4 of them.",
+            "They left 3 days ago, 4 of them.",
+        ),
         # A line without words of either language tells nothing: the other rules decide.
         ("Once", "11", "11"),
         # Each sentence and each line is read by itself.
