@@ -89,10 +89,7 @@ class NumberValues:
         an impossible date ("31 de febrero de 2001") or one of another year is written so, and passes."""
         if self.date_years is None:
             return False
-        lo, hi = max(0, j1 - _DATE_CONTEXT_TOKENS), min(len(out), j2 + _DATE_CONTEXT_TOKENS)
-        text = "".join(out[lo:hi])
-        start = len("".join(out[lo:j1]))
-        stop = start + len("".join(out[j1:j2]))
+        text, start, stop = _edit_in_context(out, j1, j2, _DATE_CONTEXT_TOKENS)
         return any(
             match.start() < stop and match.end() > start and self._reads_as_real_date(match)
             for pattern in _DATES_IN_PARTS
@@ -257,11 +254,15 @@ def writes_wrong_date(output: list[str], offset: int, j1: int, j2: int, values: 
 def writes_impossible_date(out: list[str], j1: int, j2: int) -> bool:
     """Whether out[j1:j2] writes part of an ISO date the calendar does not have ("2001-02-29"); a few tokens on each
     side are read too, where the date may begin or end ("2001" of "29 feb 2001", matched to the source)."""
-    lo, hi = max(0, j1 - 4), min(len(out), j2 + 4)
-    text = "".join(out[lo:hi])
-    start = len("".join(out[lo:j1]))
-    stop = start + len("".join(out[j1:j2]))
+    text, start, stop = _edit_in_context(out, j1, j2, 4)
     return any(m.start() < stop and m.end() > start and not _is_real_date(*m.groups()) for m in ISO_DATE.finditer(text))
+
+
+def _edit_in_context(out: Sequence[str], j1: int, j2: int, around: int) -> tuple[str, int, int]:
+    """The text of out[j1:j2] with up to `around` tokens on each side, and where the edit starts and stops in it."""
+    lo, hi = max(0, j1 - around), min(len(out), j2 + around)
+    start = len("".join(out[lo:j1]))
+    return "".join(out[lo:hi]), start, start + len("".join(out[j1:j2]))
 
 
 def _is_real_date(year: str, month: str, day: str) -> bool:
