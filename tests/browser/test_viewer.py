@@ -64,6 +64,8 @@ def submit(page: Any, url: str, *, screenshot_dir: Path) -> tuple[dict[str, Any]
 
 
 def test_viewer_streams_output_and_draws_attention(viewer_server: Any, page: Any, tmp_path: Path) -> None:
+    from playwright.sync_api import expect  # optional, like the page fixture that needs it
+
     url = viewer_server.url
     assert httpx.get(f"{url}/viewer").text == httpx.get(f"{url}/").text
     sent, received = submit(page, url, screenshot_dir=tmp_path)
@@ -106,13 +108,15 @@ def test_viewer_streams_output_and_draws_attention(viewer_server: Any, page: Any
     assert [c["fill"] for c in layer1] != before
     page.screenshot(path=str(tmp_path / "viewer-layer1-head1.png"), full_page=True)
 
-    # Hovering a cell highlights it, shows a tooltip and spells out the row's weights.
+    # Hovering a cell highlights it, shows a tooltip and spells out the row's weights. Web-first assertions
+    # (they retry): chromium hands a mouse move to the page at its next frame, which can come after
+    # playwright's hover returns (CI failed once on an immediate is_visible under load).
     page.hover("#heatmap rect.cell[data-row='1'][data-col='2']")
-    assert page.is_visible("#tooltip")
-    assert f"{cross[1][1][1][2]:.4f}" in page.inner_text("#readout")
-    assert page.locator("#weights .weight").count() == n_source
+    expect(page.locator("#tooltip")).to_be_visible()
+    expect(page.locator("#readout")).to_contain_text(f"{cross[1][1][1][2]:.4f}")
+    expect(page.locator("#weights .weight")).to_have_count(n_source)
     page.hover("#headview .hv-token.left >> nth=0")
-    assert page.locator("#headview .lines.dimmed line.on").count() > 0
+    expect(page.locator("#headview .lines.dimmed line.on").first).to_be_attached()
 
     # Keyboard: the heatmap takes focus and arrow keys move between cells.
     page.focus("#heatmap svg")
@@ -142,7 +146,7 @@ def test_viewer_streams_output_and_draws_attention(viewer_server: Any, page: Any
     page.select_option("#head", "mean")
     page.evaluate("window.scrollTo(0, 0)")
     page.hover("#heatmap rect.cell[data-row='2'][data-col='3']")
-    assert page.is_visible("#tooltip")
+    expect(page.locator("#tooltip")).to_be_visible()
     page.screenshot(path=str(tmp_path / "viewer.png"), full_page=True)
     if os.environ.get("ATENTO_VIEWER_SCREENSHOT"):
         page.screenshot(path=os.environ["ATENTO_VIEWER_SCREENSHOT"], full_page=True)
