@@ -22,14 +22,17 @@ ISO_DATE = re.compile(r"(?<![\d-])(\d{4})-(\d{2})-(\d{2})(?![\d-])")
 # An ISO date the edit writes (a day and a year to find in the source, a month to find among its names), or a
 # run of digits standing alone: digits glued to letters ("2cientas") are refused by the guard's other rules.
 _WRITTEN_NUMBER = re.compile(rf"{ISO_DATE.pattern}|(?<!\w)(\d+)(?!\w)")
-# A date written as numbers around its month's name: day first ("29 de febrero de 2020", "the 3rd of May, 2001"),
-# or month first ("February 29, 2020", "May third, 2001"); its day in digits or in number words.
+# A date written as numbers around its month's name: day first ("29 de febrero de 2020", "the 3rd of May, 2001",
+# British "29 February 2020"), or month first ("February 29, 2020", "May third, 2001"); its day in digits or in
+# number words. Day first with "de" and no separator before the year is no date: "29 de Diciembre 1988" is a
+# yearless date beside a number (a context_es pair).
 _DAY = r"(?P<day>\d{1,2}(?:st|nd|rd|th)?|[^\W\d_]+(?:-[^\W\d_]+)?)"
 _MONTH = r"(?P<month>[^\W\d_]+\.?)"
 _YEAR = r"(?P<year>\d{4})(?![\w-])"
 _DATES_IN_PARTS = (
     re.compile(rf"(?<![\w-])(?:the )?{_DAY}(?: de| of)? {_MONTH}(?:,| del?) {_YEAR}", re.IGNORECASE),
     re.compile(rf"(?<![\w-]){_MONTH} (?:the )?{_DAY},? {_YEAR}", re.IGNORECASE),
+    re.compile(rf"(?<![\w-])(?:the )?{_DAY} {_MONTH} {_YEAR}", re.IGNORECASE),
 )
 _DATE_CONTEXT_TOKENS = 12  # tokens read on each side of an edit, where the rest of its date may be written
 # Values that multiply what comes before them: "doscientos mil", "twenty-one hundred", "mil millones".

@@ -169,6 +169,8 @@ def test_many_dates_in_one_span_are_read_in_polynomial_time(guard: EditGuard) ->
         ("February twenty-ninth, two thousand twenty", "February 29, 2020", None),
         ("May third, two thousand one", "May third, 2001", "May third, two thousand one"),
         ("the third of May, two thousand one", "the 3rd of May, 2001", None),
+        ("twenty-ninth February two thousand twenty", "29 February 2020", "twenty-ninth February two thousand twenty"),
+        ("on the third May two thousand one", "on the 3rd May 2001", None),
     ],
 )
 def test_a_real_date_written_in_parts_is_reverted(
@@ -192,6 +194,7 @@ def test_a_real_date_written_in_parts_is_reverted(
         ("el tres de mayo, y dos mil personas", "el 3 de mayo, y 2000 personas"),  # no year: 2000 is a count
         ("el 29 de febrero de 2020 y tres casas", "el 29 de febrero de 2020 y 3 casas"),  # the date is not the edit
         ("veintinueve de Diciembre 1988", "29 de Diciembre 1988"),  # a yearless date beside digits (a context_es pair)
+        ("twenty-ninth February two thousand twenty-three", "29 February 2023"),  # not a leap year
     ],
 )
 def test_a_date_that_stays_in_parts_passes(guard: EditGuard, source: str, output: str) -> None:
