@@ -112,18 +112,12 @@ def leap_day_drill(rng: random.Random, lang: str) -> Pair:
 
 def leap_day_minimal_pair(rng: random.Random, lang: str) -> tuple[Pair, Pair]:
     """The same 29 February twice, in the same words and the same carrier: once with a leap year, once with a
-    common year one, two or ten away ("... veintinueve de febrero de dos mil doce" -> a date, "... de dos mil
-    catorce" -> none). Side by side in a batch, the only thing that tells them apart is the year's last words,
-    so the gradient cannot lean on the century or the reading (training only; model/drills.py).
-
-    Ten away, the same last word in the next decade ("dos mil cincuenta y dos" leap, "dos mil cuarenta y dos"
-    common): whether a year ending in 2 or 6 is leap depends on its decade, and with neighbours one or two away
-    only, two 87-minute models wrote 29 February of 2042, 2046, 2062, 2066, 2082, 2086 as dates (one common
-    year in nine of the leap-day probe, `model.evaluate --write-leap-probe`)."""
+    common year one or two away ("... veintinueve de febrero de dos mil doce" -> a date, "... de dos mil
+    catorce" -> none). Side by side in a batch, the only thing that tells them apart is the year's last word,
+    so the gradient cannot lean on the century or the reading (training only; model/drills.py)."""
     first_year = 1900 if lang == "es" else 2000
     leap = rng.choice(_DRILL_LEAP_DAYS[first_year]).year
-    # Half the decade's contrast; of the neighbours mostly even ones: odd years are the easy ones.
-    offset = rng.choice((-10, -10, -10, 10, 10, 10, -2, -2, 2, 2, -1, 1))
+    offset = rng.choice((-2, -2, 2, 2, -1, 1))  # mostly even neighbours: odd years are the easy ones
     # In the leap year's century (2000's neighbours are 2001 and 2002, never 1998), so the century tells nothing.
     common = leap + offset if (leap + offset) // 100 == leap // 100 else leap - offset
     form_source, form_target = impossible_date(leap, 2, 29, lang, rng, with_year=False)

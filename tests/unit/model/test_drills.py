@@ -84,26 +84,23 @@ def test_mix_in_leap_day_drills_replaces_the_first_examples() -> None:
 
 def test_leap_day_minimal_pairs_differ_by_their_year_alone() -> None:
     rng = random.Random(11)
-    offsets = set()
     for _ in range(300):
         lang = rng.choice(("es", "en"))
         (leap_source, leap_target), (common_source, common_target) = leap_day_minimal_pair(rng, lang)
         leap_year = int(re.search(r"\b(\d{4})-02-29\b", leap_target).group(1))  # type: ignore[union-attr]
         common_year = int(re.search(r"(?:febrero de|February,|twenty-ninth,) (\d{4})\b", common_target).group(1))  # type: ignore[union-attr]
         assert calendar.isleap(leap_year) and not calendar.isleap(common_year)
-        assert abs(leap_year - common_year) in (1, 2, 10) and leap_year // 100 == common_year // 100
-        offsets.add(abs(leap_year - common_year))
+        assert 1 <= abs(leap_year - common_year) <= 2 and leap_year // 100 == common_year // 100
         # The same carrier and day; only the year's reading differs.
         day = re.search(
             r"veintinueve de febrero de|February twenty-ninth, |the twenty-ninth of February, ", leap_source
         )
         assert day is not None and common_source.startswith(leap_source[: day.end()])
         head = leap_source[: day.start()]
-        tail = leap_target[leap_target.index(f"{leap_year}-02-29") + len("2000-02-29") :]  # after the year
-        assert common_target.endswith(f"{common_year}{tail}")
-        for source, target in ((leap_source, leap_target), (common_source, common_target)):
-            assert target.startswith(head) and source.endswith(tail)
-    assert offsets == {1, 2, 10}
+        tail = os.path.commonprefix([leap_source[::-1], common_source[::-1]])[::-1]
+        tail = tail[tail.find(" ") :] if " " in tail else ""  # from the end of the year's words on
+        for target in (leap_target, common_target):
+            assert target.startswith(head) and target.endswith(tail)
 
 
 def test_minimal_pairs_come_side_by_side_in_the_batch() -> None:
