@@ -5,6 +5,7 @@ pairs, the same words with a leap year and a common year beside it."""
 from __future__ import annotations
 
 import calendar
+import os
 import random
 import re
 from collections import Counter
