@@ -105,6 +105,13 @@ SINGLE_RUN_FLAGS ?= --out $(SINGLE_CHECKPOINT) --steps 8600 --batch-size 64 --mi
 # 108 of 109. Two runs, each one category under 98% (a different one): the recipe's spread, not one weak category.
 # A second continuation from that base (--seed 12): 99.58% / 99.69%, date_impossible_en 97.3%; the mean of the two
 # continuations (python -m model.average) 99.56% / 99.65%, 96.7%: the leap-year miss comes from the base run.
+# Tried and reverted (2026-12-06 17:20-18:49 UTC): half the leap pairs ten years apart (2052 leap, 2042 common; the
+# base run had written 29 February of 2042, 2046, 2062 ... as dates): 88 min 33 s, 7,340 + 2,807 steps, served
+# 99.38% / 99.53%, date_impossible_en 96.0%, the leap-day probe (model.evaluate --write-leap-probe) worse (common
+# years 85% / 81% en / es, was 89% / 89%). The continuation with leap pairs 1/8 (not 1/16) from the b4f72e6 base:
+# the leap-day probe 100% in all four parts (common years alone, bare), yet date_impossible_en still 97.0%, its 9
+# misses all 2026 inside sentences ("... on February twenty-ninth, two thousand and twenty six." -> 2026-02-29);
+# 99.37% / 99.50%: not adopted.
 # The recipe before (2026-12-04, no case folding, no later drills), on an EPYC showing AVX2 only (fp32): 88 min
 # 39 s, 6,072 + 2,114 steps, 99.06% / 99.25%, four categories under 98%; on a Zen 4 with bf16 (no drills in the
 # first run): 8,125 + 3,000 steps, 99.40% / 99.51%. Steps are what a CPU without bf16 loses: a quarter fewer in the
