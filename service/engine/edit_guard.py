@@ -318,6 +318,7 @@ class EditGuard:
             beside_substantive=self._beside(context, start, stop, self._substantive),
             beside_name=self._beside(context, start, stop, lambda word: word.lower() in self.name_words),
         )
+        source_copied = _copied_source(region)
         if (
             allowed
             and not writes_wrong_date(alignment.output_context, alignment.output_offset, j1, j2, self.values)
@@ -332,8 +333,8 @@ class EditGuard:
             and not digits_before_number_tail(
                 alignment, i2, j2, tail_words=self.number_tail_words, tail_after=self.number_tail_after
             )
-            and (self.values is None or self.values.agree(src[i1:i2], out[j1:j2], _copied_source(region)))
-            and (self.languages is None or self.languages.allows(context, start, stop, copied=_copied_source(region)))
+            and (self.values is None or self.values.agree(src[i1:i2], out[j1:j2], source_copied))
+            and (self.languages is None or self.languages.allows(context, start, stop, copied=source_copied))
             and not inside_link_or_tag(context, start, stop)
             and not self._names_a_thing(alignment, start, stop)
         ):
