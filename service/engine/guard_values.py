@@ -69,8 +69,16 @@ class NumberValues:
         and digits of the `source` tokens say, every one of those read. `copied[i]`: the aligner matched source[i]
         to an output token, so a number word there is kept as a word, no part of the edit ("ciento un" -> "10 un"
         converted "ciento" alone). A date's day and year may come in either order; its month must be one of the
-        source's month names when the source names any."""
+        source's month names when the source names any, and a month name the edit consumes must be an ISO date's month
+        ("February two thousand twenty" -> "2020" dropped the month)."""
         written = list(_WRITTEN_NUMBER.finditer("".join(output)))
+        consumed_months = {
+            self.months[t.lower()]
+            for t, kept in zip(source, copied, strict=True)
+            if not kept and t.lower() in self.months
+        }
+        if not consumed_months <= {int(match.group(2)) for match in written if match.group(4) is None}:
+            return False
         units, months = self._source_units(source, copied)
         if not written and not units:
             return True
