@@ -34,6 +34,7 @@ from model.data import (
 from model.evaluate import test_examples as held_out_examples
 from model.expressions import day_of_year_split, sample_day_of_year, sample_impossible_day, sample_number
 from model.pairs import read_pairs_jsonl, write_pairs_jsonl
+from model.sentences_copied import _plain
 from model.sentences_rewritten import multiple_expressions
 from model.short_text import LIST_MARKERS, counted_noun
 from model.tokenizer import Tokenizer
@@ -279,6 +280,15 @@ def test_plain_and_article_text_is_unchanged(train: list[Example]) -> None:
         assert all(ex.source == ex.target for ex in groups[category])
     assert all(re.search(r"\b([Uu]n|[Uu]na|[Uu]no)\b", ex.source) for ex in groups["article_es"])
     assert all(re.search(r"one", ex.source, re.IGNORECASE) for ex in groups["article_en"])
+
+
+def test_training_varies_the_iso_date_a_plain_sentence_holds() -> None:
+    """A fixed "2026-11-29" in a plain sentence made 2026 training's commonest ISO year; training draws it."""
+    rng = random.Random(3)
+    meetings = [s for s, _ in (_plain(rng, "train", "en") for _ in range(12000)) if s.startswith("The meeting is on ")]
+    dates = {re.search(r"\d{4}-\d{2}-\d{2}", s).group() for s in meetings}
+    assert len(meetings) > 5 and len(dates) == len(meetings)
+    assert all(dt.date.fromisoformat(d) for d in dates)
 
 
 def test_plain_word_lists_hold_no_number_or_month_words() -> None:
