@@ -119,7 +119,7 @@ SINGLE_RUN_FLAGS ?= --out $(SINGLE_CHECKPOINT) --steps 8600 --batch-size 64 --mi
 # on); the rest at least 98.0%; copy-only 100% guard on; paragraphs of seed 4242 98.5% / 99.2%; contract 107 of 109.
 # Its base continued with written dates drawn more (CONTINUATION_WRITTEN_DATES, 2026-12-06 21:48-22:12, 2,700 steps
 # in 24 min): served 99.62% / 99.71%, date_written_en 99.7%, every category at least 98.3% guard off but
-# paragraph_mixed 97.7% (98.3% on; seven misses of seven kinds, two "curículos"); paragraphs of seed 4242 98.8% /
+# paragraph_mixed 97.7% (98.3% on; two of its seven misses "curículos"); paragraphs of seed 4242 98.8% /
 # 99.3%; probes 98.8 (real), 99.5 (unseen), 97.4 (everyday), 100 (amounts), 100 (fresh), 93.2 (formats), 92.0
 # (counts), 100 (apocopated); contract 108 of 109; the leap-day probe 100% but common Spanish years 98.0%.
 # The recipe before (2026-12-04, no case folding, no later drills), on an EPYC showing AVX2 only (fp32): 88 min
