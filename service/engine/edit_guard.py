@@ -1,21 +1,20 @@
 """The edit guard (docs/model-directory.md, `edit_guard`): every span of a model's output that differs
 from its input must be an edit the model directory allows; a span that is not is put back as the source.
 
-Pure Python (re, difflib); imports only service.engine: errors, guard_alignment (tokens, alignment), guard_values
-(what numbers an edit's source says), guard_number_edges (digits at the edge of a number left partly in words),
-guard_links (links, addresses, paths and HTML tags), guard_names (names that open with a number word) and
-guard_language (which language a sentence reads as).
+Pure Python (re, difflib); imports only service.engine: guard_manifest (its fields read from the manifest),
+guard_alignment (tokens, alignment), guard_values (what numbers an edit's source says), guard_number_edges (digits
+at the edge of a number left partly in words), guard_links (links, addresses, paths and HTML tags), guard_names
+(names that open with a number word) and guard_language (which language a sentence reads as).
 """
 
 from __future__ import annotations
 
 import itertools
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from service.engine.errors import ModelLoadError
 from service.engine.guard_alignment import (
     Alignment,
     Opcode,
@@ -23,18 +22,14 @@ from service.engine.guard_alignment import (
     common_suffix,
     regions,
     repaired_at_marks,
-    split_tokens,
     with_unknown_words_apart,
 )
-from service.engine.guard_language import LANGUAGE_FIELDS, LanguageRule, language_rule_from_manifest
+from service.engine.guard_language import LanguageRule
 from service.engine.guard_links import inside_link_or_tag
+from service.engine.guard_manifest import guard_fields_from_manifest
 from service.engine.guard_names import names_a_thing
-from service.engine.guard_number_edges import (
-    digits_before_number_tail,
-    digits_beside_number_word,
-    number_tails_from_manifest,
-)
-from service.engine.guard_values import NumberValues, number_values_from_manifest, writes_wrong_date
+from service.engine.guard_number_edges import digits_before_number_tail, digits_beside_number_word
+from service.engine.guard_values import NumberValues, writes_wrong_date
 
 
 @dataclass(frozen=True)
@@ -119,58 +114,7 @@ class EditGuard:
         Raises:
             ModelLoadError: naming the field (`edit_guard.consumable_words`, ...) that is missing or wrong.
         """
-        if not isinstance(entry, Mapping):
-            raise ModelLoadError(f"{where}: field 'edit_guard' must be an object")
-        known = {
-            "consumable_words", "consumable_characters", "producible_characters", "connector_words", "name_words",
-            "number_words", "ordinal_words", "joining_words", "number_tails", "number_values", "month_numbers",
-            "date_years", *LANGUAGE_FIELDS,
-        }  # fmt: skip
-        unknown = set(entry) - known
-        if unknown:
-            raise ModelLoadError(f"{where}: field 'edit_guard' has unknown keys {sorted(unknown)}")
-        words = entry.get("consumable_words")
-        if not isinstance(words, list) or not all(isinstance(w, str) and w for w in words):
-            raise ModelLoadError(f"{where}: field 'edit_guard.consumable_words' must be a list of non-empty strings")
-        bad = [w for w in words if w != w.lower() or split_tokens(w) != [w] or not w[0].isalnum()]
-        if bad:
-            raise ModelLoadError(
-                f"{where}: field 'edit_guard.consumable_words' must hold lowercase single words, not {bad[:5]}"
-            )
-        characters: dict[str, frozenset[str]] = {}
-        for key in ("consumable_characters", "producible_characters"):
-            value = entry.get(key)
-            if not isinstance(value, str) or any(c.isspace() for c in value):
-                raise ModelLoadError(f"{where}: field 'edit_guard.{key}' must be a string of non-space characters")
-            characters[key] = frozenset(value)
-        connectors = entry.get("connector_words", [])
-        if not isinstance(connectors, list) or not all(isinstance(w, str) and w in words for w in connectors):
-            raise ModelLoadError(
-                f"{where}: field 'edit_guard.connector_words' must be a list of words from consumable_words"
-            )
-        subsets: dict[str, frozenset[str]] = {}
-        for key in ("name_words", "number_words", "ordinal_words", "joining_words"):
-            value = entry.get(key, [])
-            if not isinstance(value, list) or not all(isinstance(w, str) and w in words for w in value):
-                raise ModelLoadError(f"{where}: field 'edit_guard.{key}' must be a list of words from consumable_words")
-            subsets[key] = frozenset(value)
-        vocabulary = frozenset(words)
-        tail_words, tail_after = number_tails_from_manifest(entry, words=vocabulary, where=where)
-        values = number_values_from_manifest(entry, words=vocabulary, connectors=frozenset(connectors), where=where)
-        return cls(
-            consumable_words=vocabulary,
-            consumable_characters=characters["consumable_characters"],
-            producible_characters=characters["producible_characters"],
-            connector_words=frozenset(connectors),
-            name_words=subsets["name_words"],
-            number_words=subsets["number_words"],
-            ordinal_words=subsets["ordinal_words"],
-            joining_words=subsets["joining_words"],
-            number_tail_words=tail_words,
-            number_tail_after=tail_after,
-            values=values,
-            languages=language_rule_from_manifest(entry, words=vocabulary, where=where),
-        )
+        return cls(**guard_fields_from_manifest(entry, where=where))
 
     def _consumable(self, token: str) -> bool:
         return token.isspace() or token.lower() in self.consumable_words or set(token) <= self.consumable_characters
