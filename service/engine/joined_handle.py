@@ -50,7 +50,7 @@ class _RestoredEvents:
         released: list[TokenEvent] = []
         at = 0
         for event in events:
-            released.append(replace(event, text=restored[at : at + len(event.text)]))
+            released.append(event.with_text(restored[at : at + len(event.text)]))
             at += len(event.text)
         return released, restored
 
@@ -59,7 +59,7 @@ class _RestoredEvents:
         while self._held and len(self._held[0].text) <= len(self._decided):
             event = self._held.pop(0)
             size = len(event.text)
-            released.append(replace(event, text=self._decided[:size]))
+            released.append(event.with_text(self._decided[:size]))
             self._decided = self._decided[size:]
         return released
 
@@ -83,7 +83,7 @@ class _TokenJoiner:
         if event.special and self._piece < len(self._plan.pieces) - 1:
             return []
         if self._pending:
-            event = replace(event, text=self._pending + event.text)
+            event = event.with_text(self._pending + event.text)
             self._pending = ""
         out = [] if self._held is None else [self._held]
         self._held = event
@@ -95,7 +95,7 @@ class _TokenJoiner:
             return []
         tail = "" if truncated else self._pending + self._plan.after
         held, self._held = self._held, None
-        return [replace(held, text=held.text + tail) if tail else held]
+        return [held.with_text(held.text + tail)]
 
 
 class JoinedHandle:

@@ -19,17 +19,26 @@ _MEMO_MAX_CHARS = 4_000_000  # the memo's keys (texts) in all, whatever their nu
 
 class TextMemo(Generic[V]):
     """`compute(text)`, remembered for texts of at least MEMO_MIN_CHARS characters, least recent dropped
-    first once the remembered texts exceed a few million characters in all."""
+    first once the remembered texts exceed a few million characters in all, and for the latest shorter text.
+    Callers share a remembered value: they must not change it."""
 
     def __init__(self, compute: Callable[[str], V]) -> None:
         self._compute = compute
         self._values: OrderedDict[str, V] = OrderedDict()
         self._chars = 0
         self._lock = threading.Lock()
+        # The latest short text's value: submit reads a text twice (is it over the piece size? its ids), and
+        # the second read was a second tokenizing. One (text, value) pair, replaced whole, so no lock.
+        self._latest: tuple[str, V] | None = None
 
     def __call__(self, text: str) -> V:
         if len(text) < MEMO_MIN_CHARS:
-            return self._compute(text)
+            latest = self._latest
+            if latest is not None and latest[0] == text:
+                return latest[1]
+            value = self._compute(text)
+            self._latest = (text, value)
+            return value
         with self._lock:
             if text in self._values:
                 self._values.move_to_end(text)

@@ -106,6 +106,11 @@ class TokenEvent:
     logprob: float | None  # the model's log-probability (log-softmax of the raw logits); None unless asked
     special: bool  # True for EOS
 
+    def with_text(self, text: str) -> TokenEvent:
+        """This event with `text` instead (itself when the text is the same): dataclasses.replace cost a
+        request's join 17 calls at 15 us each."""
+        return self if text == self.text else TokenEvent(self.id, text, self.logprob, self.special)
+
 
 @dataclass(frozen=True)
 class Attention:
