@@ -43,15 +43,20 @@ class SourceDrafts:
     paused_for: int = 0
     pause: int = PAUSE_STEPS
 
+    indexed: bool = False  # after_pair and after_token are built by the first proposal
+
     @classmethod
-    def index(cls, source: Sequence[int]) -> SourceDrafts:
-        drafts = cls(list(source))
-        tokens = drafts.source
+    def of_source(cls, source: Sequence[int]) -> SourceDrafts:
+        """A request's drafts; its source is indexed when it first drafts (in a full batch it never does)."""
+        return cls(list(source))
+
+    def _build_index(self) -> None:
+        tokens = self.source
         for i, token in enumerate(tokens):
-            drafts.after_token.setdefault(token, []).append(i + 1)
+            self.after_token.setdefault(token, []).append(i + 1)
             if i + 1 < len(tokens):
-                drafts.after_pair.setdefault((token, tokens[i + 1]), []).append(i + 2)
-        return drafts
+                self.after_pair.setdefault((token, tokens[i + 1]), []).append(i + 2)
+        self.indexed = True
 
     def propose(self, generated: Sequence[int], count: int) -> list[int]:
         """Up to `count` tokens that would continue `generated` as a copy of the source; [] when paused or
@@ -59,6 +64,8 @@ class SourceDrafts:
         if self.paused_for:
             self.paused_for -= 1
             return []
+        if not self.indexed:
+            self._build_index()
         if not generated:
             start: int | None = 0
         else:

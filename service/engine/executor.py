@@ -218,7 +218,7 @@ class BatchExecutor:
             if active.chooser is not None and (self._rules(request).active or not active.chooser.is_plain_greedy):
                 self._row_choosers[request.id] = active
             elif active.chooser is not None and self.draft_tokens:
-                active.drafts = SourceDrafts.index(request.source_ids)
+                active.drafts = SourceDrafts.of_source(request.source_ids)
             joined.append(row)
         if joined:
             fresh = encoded.cache if len(joined) == encoded.cache.batch else encoded.cache.filter(joined)

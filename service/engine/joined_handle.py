@@ -127,7 +127,8 @@ class JoinedHandle:
         self._handles = list(handles)
         self._plan = plan
         self._guard = guard
-        self._case = case
+        # A source that folding leaves as it is gets its output back as written: no capitals to restore.
+        self._case = case if case is not None and any(case.fold(p.text) != p.text for p in plan.pieces) else None
         self._on_reverted = on_reverted
         self._input_token_ids = input_token_ids
         self._results: list[GenerationResult | None] = [None] * len(handles)

@@ -81,7 +81,8 @@ def test_a_full_batch_does_not_draft() -> None:
 
 
 def test_drafts_follow_the_source_from_the_last_tokens_written() -> None:
-    drafts = SourceDrafts.index([5, 6, 7, 5, 6, 8, EOS])
+    drafts = SourceDrafts.of_source([5, 6, 7, 5, 6, 8, EOS])
+    assert not drafts.indexed  # a request in a full batch never drafts: its source is indexed on first use
     assert drafts.propose([], 3) == [5, 6, 7]  # nothing written yet: the source's start
     drafts.record(3)
     assert drafts.propose([5, 6, 7, 5, 6], 2) == [8, EOS]  # the pair (5, 6) after the cursor
@@ -90,7 +91,7 @@ def test_drafts_follow_the_source_from_the_last_tokens_written() -> None:
 
 
 def test_drafts_that_keep_failing_pause() -> None:
-    drafts = SourceDrafts.index([5, 6, 7, EOS])
+    drafts = SourceDrafts.of_source([5, 6, 7, EOS])
     for _ in range(MISSES_BEFORE_PAUSE):
         assert drafts.propose([5], 2) == [6, 7]
         drafts.record(0)
