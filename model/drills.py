@@ -53,6 +53,7 @@ class CopyDrills:
         usable = [p for p in pieces if p.strip() and "\ufffd" not in p and p.strip() == p.lstrip(" ").rstrip()]
         self.word_starts = sorted({p[1:] for p in usable if p.startswith(" ") and not p[1:].startswith(" ")})
         self.continuations = sorted({p for p in usable if not p.startswith(" ")})
+        self.letters = sorted(p for p in self.continuations if len(p) == 1 and p.islower())
         self.forbidden = frozenset(w.lower() for w in forbidden)
 
     def word(self, rng: random.Random) -> str:
@@ -63,13 +64,36 @@ class CopyDrills:
             if word.lower().strip(".,;:!?¿¡«»\"'()") not in self.forbidden:
                 return word
 
-    def sentence(self, rng: random.Random) -> str:
-        return " ".join(self.word(rng) for _ in range(rng.randint(3, 10)))
+    def run_word(self, rng: random.Random) -> str:
+        """A word that holds one token two to four times in a row: a number's digit ("37181114", "845005059401")
+        or a letter doubled across pieces ("cu" "r" "r" "ículos"). The models copied such runs one short."""
+        if rng.random() < 0.5:
+            digits = [rng.choice("0123456789") for _ in range(rng.randint(2, 9))]
+            at = rng.randint(0, len(digits))
+            digits[at:at] = [rng.choice("0123456789")] * rng.randint(2, 4)
+            return "".join(digits)
+        while True:
+            run = rng.choice(self.letters) * rng.randint(2, 3)
+            tail = [rng.choice(self.continuations) for _ in range(rng.randint(0, 2))]
+            word = rng.choice(self.word_starts) + run + "".join(tail)
+            if word.lower().strip(".,;:!?¿¡«»\"'()") not in self.forbidden:
+                return word
 
-    def mix_into(self, examples: Sequence[Example], rng: random.Random, share: float) -> list[Example]:
-        """`examples` with the last round(share * len) replaced by drills (the batch keeps its size)."""
+    def sentence(self, rng: random.Random, *, run_share: float = 0.0) -> str:
+        """Three to ten made-up words; with chance `run_share`, one or two of them words with a run (run_word)."""
+        words = [self.word(rng) for _ in range(rng.randint(3, 10))]
+        if run_share > 0 and rng.random() < run_share:
+            for _ in range(rng.randint(1, 2)):
+                words[rng.randrange(len(words))] = self.run_word(rng)
+        return " ".join(words)
+
+    def mix_into(
+        self, examples: Sequence[Example], rng: random.Random, share: float, *, run_share: float = 0.0
+    ) -> list[Example]:
+        """`examples` with the last round(share * len) replaced by drills (the batch keeps its size), a
+        `run_share` of them holding a run of one token (run_word)."""
         count = round(share * len(examples))
-        drills = [self.sentence(rng) for _ in range(count)]
+        drills = [self.sentence(rng, run_share=run_share) for _ in range(count)]
         return [*examples[: len(examples) - count], *(Example(s, s, CATEGORY) for s in drills)]
 
 

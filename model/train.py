@@ -312,7 +312,12 @@ def train_in_group(
             character_rng = random.Random(f"character-drills:{config.seed}:{step}")
             examples = mix_in_character_drills(examples, character_rng, config.character_drill_share)
         if drills is not None:
-            examples = drills.mix_into(examples, random.Random(f"drills:{config.seed}:{step}"), config.copy_drill_share)
+            examples = drills.mix_into(
+                examples,
+                random.Random(f"drills:{config.seed}:{step}"),
+                config.copy_drill_share,
+                run_share=config.copy_drill_run_share,
+            )
         pairs = encode_pairs(tokenizer, examples, config, step, drop_too_long=config.data is None)
         optimizer.zero_grad(set_to_none=True)
         run_seconds = time.perf_counter() - run_start

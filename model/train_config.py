@@ -56,6 +56,13 @@ class TrainConfig:
     copy_drill_share: float = field(
         default=0.0, metadata={"help": "Share of each batch replaced by copy drills (model/drills.py)."}
     )
+    copy_drill_run_share: float = field(
+        default=0.0,
+        metadata={
+            "help": "Share of the copy drills holding a word with one token two to four times in a row: a digit "
+            "in a number, a letter doubled across pieces (model/drills.py)."
+        },
+    )
     leap_day_drill_share: float = field(
         default=0.0,
         metadata={"help": "Share of each batch replaced by 29 Februaries of leap and common years (model/drills.py)."},

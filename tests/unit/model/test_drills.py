@@ -57,6 +57,27 @@ def test_mix_into_keeps_the_batch_size_and_is_seeded(tok: Tokenizer) -> None:
     assert mixed == drills.mix_into(batch, random.Random(5), 0.0625)
 
 
+def test_run_drills_repeat_one_token_two_to_four_times(tok: Tokenizer) -> None:
+    """A run word holds one token at least twice in a row, as "currículos" ("r" "r") and "37181114" do."""
+    drills = CopyDrills(tok, forbidden=forbidden_words())
+    rng = random.Random(2)
+    for _ in range(500):
+        word = drills.run_word(rng)
+        ids = tok.encode(" " + word)
+        assert tok.decode(ids).strip() == word
+        longest = max(len(m.group()) for m in re.finditer(r"(.)\1*", word))
+        assert 2 <= longest, word
+        assert word.lower() not in forbidden_words()
+
+
+def test_run_share_leaves_the_drills_as_they_were_when_zero(tok: Tokenizer) -> None:
+    drills = CopyDrills(tok, forbidden=forbidden_words())
+    plain = [drills.sentence(random.Random(seed)) for seed in range(200)]
+    assert plain == [drills.sentence(random.Random(seed), run_share=0.0) for seed in range(200)]
+    with_runs = [drills.sentence(random.Random(seed), run_share=1.0) for seed in range(200)]
+    assert all(re.search(r"(.)\1", sentence) for sentence in with_runs)
+
+
 def test_leap_day_drills_are_dates_exactly_in_leap_years() -> None:
     rng = random.Random(7)
     leap_years, common_years = set(), set()
