@@ -279,7 +279,7 @@ class EditGuard:
             )
             and (self.values is None or self.values.agree(src[i1:i2], out[j1:j2], source_copied))
             and (self.languages is None or self.languages.allows(context, start, stop, copied=source_copied))
-            and not inside_link_or_tag(context, start, stop)
+            and not (alignment.source_may_hold_links and inside_link_or_tag(context, start, stop))
             and not self._names_a_thing(alignment, start, stop)
         ):
             pieces.append(written)
@@ -301,7 +301,7 @@ class EditGuard:
             if kind != "equal" and (
                 not all(self._consumable(t) for t in src[a1:a2])
                 or (self.languages is not None and not self.languages.allows(context, offset + a1, offset + a2))
-                or inside_link_or_tag(context, offset + a1, offset + a2)
+                or (alignment.source_may_hold_links and inside_link_or_tag(context, offset + a1, offset + a2))
                 or self._names_a_thing(alignment, offset + a1, offset + a2)
             ):
                 parts += [[op], []]

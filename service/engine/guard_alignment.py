@@ -11,6 +11,8 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
+from service.engine.guard_links import may_hold_link_or_tag
+
 # A word (\w+: letters, digits, underscore in any script), a whitespace run, or any other single character.
 _TOKEN = re.compile(r"\w+|\s+|[^\w\s]", re.UNICODE)
 # difflib's (tag, i1, i2, j1, j2) over a source's and an output's tokens.
@@ -42,6 +44,9 @@ class Alignment:
     # The source's tokens as the client wrote them, where the model read it case-folded (service/engine/
     # case_folding.py): the same tokens but for their capitals.
     cased_source_context: list[str]
+    # Whether the source holds anything a link, an address, a path or a tag needs (guard_links): if not, rule (i)
+    # has nothing to read.
+    source_may_hold_links: bool = True
 
     @classmethod
     def of(cls, source: str, output: str, start: int, end: int, *, cased_source: str | None = None) -> Alignment:
@@ -61,6 +66,7 @@ class Alignment:
             output_context=output_before + out + split_tokens(output[len(output) - end :]),
             output_offset=len(output_before),
             cased_source_context=cased,
+            source_may_hold_links=may_hold_link_or_tag(source),
         )
 
 

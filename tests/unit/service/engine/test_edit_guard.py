@@ -13,6 +13,7 @@ from model.words import edit_guard_spec
 from service.engine.edit_guard import EditGuard, RevertedEdit
 from service.engine.errors import ModelLoadError
 from service.engine.guard_alignment import MAX_REPAIRED_TOKENS, repaired_at_marks, split_tokens
+from service.engine.guard_links import inside_link_or_tag, may_hold_link_or_tag
 
 
 @pytest.fixture(scope="module")
@@ -337,3 +338,27 @@ def test_only_a_short_refused_region_is_paired_again_at_each_mark(guard: EditGua
 def test_a_bad_manifest_entry_names_the_field(entry: Any, field: str) -> None:
     with pytest.raises(ModelLoadError, match=field):
         EditGuard.from_manifest(entry, where="manifest.json")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Visit https://example.com/twenty-five-ways",
+        "Escribe a dos.mil@example.com",
+        "Descarga informe desde /docs/tres/",
+        "C:\\datos\\tres",
+        '<td colspan="dos">dos</td>',
+        "Lee [tres](x) más.",
+        "<!-- tres notas --> Tengo tres gatos.",
+        "ver tres.mil hoy",
+    ],
+)
+def test_rule_i_is_read_wherever_a_word_may_be_in_a_link_or_tag(text: str) -> None:
+    assert may_hold_link_or_tag(text)
+
+
+def test_a_sentence_without_marks_skips_rule_i() -> None:
+    for text in ["El 3 de mayo llegaron doscientas personas.", "Costs 3,50 € (about twenty) at 10:30, ok?"]:
+        assert not may_hold_link_or_tag(text)
+        tokens = split_tokens(text)
+        assert not any(inside_link_or_tag(tokens, at, at + 1) for at in range(len(tokens)))
