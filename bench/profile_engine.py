@@ -2,7 +2,8 @@
 thread, on thread CPU time (so a busy machine inflates neither), N closed-loop clients on the short mix
 (deploy/loadtest/inputs.tsv), greedy, max_new_tokens 64, as bench/batching.py drives the engine.
 
-`python -m bench.profile_engine [--tree DIR] [--requests 128] [--clients 32] [--threads 1] [--split-only]`:
+`python -m bench.profile_engine [--tree DIR] [--requests 128] [--clients 32] [--threads 1] [--variant int8]
+[--lanes 2 --split-only] [--split-only]`:
 DIR's `service` is profiled instead of this tree's (a `git worktree` of another commit). Prints a
 request's CPU split (the worker thread, onnxruntime's run within it, the other threads), then both
 threads' top functions by own time and by cumulative time (`--split-only`: the split alone, without
@@ -58,29 +59,39 @@ def _timed_onnxruntime(spent: list[float]) -> None:
     onnxruntime.InferenceSession.run = run
 
 
-async def _drive(model_dir: Path, requests: int, clients: int, threads: int) -> None:
+async def _drive(model_dir: Path, args: argparse.Namespace) -> None:
     from bench.workload import bundled_texts, closed_loop, make_engine
     from service.engine import GenerationParams
 
+    requests, clients = args.requests, args.clients
     in_onnxruntime = [0.0]
     _timed_onnxruntime(in_onnxruntime)
-    engine = make_engine(model_dir, max_batch_size=clients, threads=threads)
+    # Only what was asked: --tree may be a checkout whose make_engine knows no lanes or variant.
+    chosen: dict[str, Any] = {} if args.variant is None else {"variant": args.variant}
+    if args.lanes > 1:
+        chosen["lanes"] = args.lanes
+    engine = make_engine(model_dir, max_batch_size=clients, threads=args.threads, **chosen)
     await engine.start()
     try:
         params = GenerationParams(max_new_tokens=64)
         await closed_loop(engine, bundled_texts(2 * clients), params, concurrency=clients)  # warm-up
-        worker = next(t for t in threading.enumerate() if t.name == "atento-engine")
-        worker_clock = time.pthread_getcpuclockid(worker.ident or 0)
+        workers = [t for t in threading.enumerate() if t.name.startswith("atento-engine")]
+        clocks = [time.pthread_getcpuclockid(worker.ident or 0) for worker in workers]
+
+        def workers_cpu() -> float:
+            return sum(time.clock_gettime(clock) for clock in clocks)
+
         in_onnxruntime[0] = 0.0
-        cpu, wall, worker_cpu = time.process_time(), time.perf_counter(), time.clock_gettime(worker_clock)
+        cpu, wall, worker_cpu = time.process_time(), time.perf_counter(), workers_cpu()
         run = await closed_loop(engine, bundled_texts(requests), params, concurrency=clients)
-        cpu, worker_cpu = time.process_time() - cpu, time.clock_gettime(worker_clock) - worker_cpu
+        cpu, worker_cpu = time.process_time() - cpu, workers_cpu() - worker_cpu
         per_request = 1000 / run.requests
         print(
             f"{run.requests} requests, {run.requests / run.elapsed_s:.1f} requests/s, "
             f"process CPU {cpu:.2f} s in {time.perf_counter() - wall:.1f} s wall: "
             f"{run.requests / cpu:.1f} requests per CPU second\n"
-            f"CPU per request: process {cpu * per_request:.2f} ms = worker thread {worker_cpu * per_request:.2f} ms "
+            f"CPU per request: process {cpu * per_request:.2f} ms = worker thread{'s' if len(workers) > 1 else ''} "
+            f"{worker_cpu * per_request:.2f} ms "
             f"(onnxruntime's run {in_onnxruntime[0] * per_request:.2f} ms, the rest "
             f"{(worker_cpu - in_onnxruntime[0]) * per_request:.2f} ms) + other threads "
             f"{(cpu - worker_cpu) * per_request:.2f} ms (event loop, clients, onnxruntime's pool)"
@@ -97,19 +108,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--clients", type=int, default=32)
     parser.add_argument("--threads", type=int, default=2, help="onnxruntime intra-op threads")
     parser.add_argument("--top", type=int, default=30, help="functions listed per table")
+    parser.add_argument("--variant", default=None, help="fp32 | int8 | auto (default: the manifest's)")
+    parser.add_argument("--lanes", type=int, default=1, help="batches run side by side (BatchingSettings.lanes)")
     parser.add_argument(
         "--split-only", action="store_true", help="no cProfile (it inflates Python): the CPU split per request only"
     )
     args = parser.parse_args(argv)
     if args.tree is not None:
         sys.path.insert(0, str(args.tree.resolve()))
+    if args.lanes > 1 and not args.split_only:
+        parser.error("--lanes needs --split-only: one cProfile cannot follow two worker threads")
     if args.split_only:
-        asyncio.run(_drive(args.model_dir.resolve(), args.requests, args.clients, args.threads))
+        asyncio.run(_drive(args.model_dir.resolve(), args))
         return 0
     worker_profile, loop_profile = cProfile.Profile(time.thread_time), cProfile.Profile(time.thread_time)
     _profiled_worker(worker_profile)
     loop_profile.enable()
-    asyncio.run(_drive(args.model_dir.resolve(), args.requests, args.clients, args.threads))
+    asyncio.run(_drive(args.model_dir.resolve(), args))
     loop_profile.disable()
     for name, profile in (("worker thread", worker_profile), ("event loop thread", loop_profile)):
         print(f"\n=== {name} ===")
