@@ -7,7 +7,8 @@ thread): on a machine other jobs share, wall figures mean nothing and CPU figure
 `--threads 1` keeps onnxruntime's spinning pool thread out of them.
 
 `python -m bench.trees --before /tmp/atento-before [--after .] [--rounds 3] [--clients 32] [--threads 1]
-[--after-lanes 2 [--after-lane-threads 1]] [--after-variant auto] [--after-draft-tokens 4] [--before-model-dir D]`,
+[--after-lanes 2 [--after-lane-threads 1]] [--after-variant auto] [--after-draft-tokens 4] [--before-model-dir D]
+[--both]`,
 with the before tree made by `git worktree add /tmp/atento-before <commit>`. An older tree may refuse a newer
 manifest's fields: `--before-model-dir` gives it a copy whose manifest holds only what it reads, while the after
 tree serves the model directory whole (its edit guard and case folding included, as `python -m service` does).
@@ -121,6 +122,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=0,
         help="the after tree's tokens drafted from the source (BatchingSettings.draft_tokens; default: none)",
     )
+    parser.add_argument(
+        "--both",
+        action="store_true",
+        help="the --after-* settings for the before tree too: two trees that both know them, compared as configured",
+    )
     parser.add_argument("--draft-tokens", type=int, default=0, help=argparse.SUPPRESS)  # the child's
     parser.add_argument("--lanes", type=int, default=1, help=argparse.SUPPRESS)  # the child's
     parser.add_argument("--variant", default=None, help=argparse.SUPPRESS)  # the child's
@@ -140,12 +146,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             command = [sys.executable, "-m", "bench.trees", "--before", str(trees["before"]), "--child"]
             command += [str(trees[name]), "--model-dir", str(model_dirs[name]), "--clients", str(args.clients)]
             command += ["--requests", str(args.requests), "--threads", str(args.threads)]
-            command += ["--lanes", str(args.after_lanes if name == "after" else 1)]
-            if name == "after" and args.after_draft_tokens:
+            configured = name == "after" or args.both
+            command += ["--lanes", str(args.after_lanes if configured else 1)]
+            if configured and args.after_draft_tokens:
                 command += ["--draft-tokens", str(args.after_draft_tokens)]
-            if name == "after" and args.after_variant is not None:
+            if configured and args.after_variant is not None:
                 command += ["--variant", args.after_variant]
-            if name == "after" and args.after_lanes > 1:
+            if configured and args.after_lanes > 1:
                 command += [
                     "--after-lanes",
                     str(args.after_lanes),
