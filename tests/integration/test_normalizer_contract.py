@@ -261,8 +261,8 @@ REAL_TEXT_PROBES = {
     # thirty people"), counts opening the input ("Thirty people came.") and counts before units ("doscientos
     # mililitros"). The model before those drills: 70%; the bundled model since: 86%.
     "real_text_probe_counts.jsonl": (50, 0.82),
-    # Written 2026-12-06 (stop 61): sentences of frequent words to copy, one or two holding a token twice or more in a row
-    # (a digit run, "ganancias", "currículos" as "cu" "r" "r" ...). The bundled model copies a run of four digits one
+    # Written 2026-12-06: sentences of frequent words to copy, one or two holding a token twice or more in a row (a
+    # digit run, "ganancias", "currículos" as "cu" "r" "r" ...). The bundled model copies a run of four digits one
     # short in 8 of the 300 ("075155273333" -> "07515527333"), which the guard puts back: every one copied, guard on.
     "copy_runs_probe.jsonl": (300, 1.0),
 }
