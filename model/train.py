@@ -24,13 +24,7 @@ from model.checkpoint import TOKENIZER, CheckpointError, load_checkpoint, restor
 from model.config import ModelConfig
 from model.data import DataError, Example
 from model.decoding import greedy_decode
-from model.drills import (
-    CopyDrills,
-    mix_in_character_drills,
-    mix_in_frequent_word_drills,
-    mix_in_leap_day_drills,
-    mix_in_opening_count_drills,
-)
+from model.drills import CopyDrills
 from model.parallel import ONE_PROCESS, WorkerGroup, run_workers
 from model.precision import PRECISIONS, resolve_precision, step_precision
 from model.step_plan import SCHEDULES, StepPlan
@@ -38,6 +32,7 @@ from model.step_plan import learning_rate_factor as learning_rate_factor
 from model.tasks import TASKS, TokenPair, make_pairs
 from model.tokenizer import Tokenizer, train_tokenizer
 from model.train_config import TrainConfig as TrainConfig
+from model.train_drills import mix_in_drills
 from model.train_source import PairSource as PairSource
 from model.train_source import parse_category_weights as parse_category_weights
 from model.train_source import stable_bucket as stable_bucket
@@ -286,38 +281,7 @@ def train_in_group(
     for step in bar:
         torch.manual_seed(config.seed * 1_000_003 + step)  # dropout depends on (seed, step) alone
         examples = source.train_batch(step, cooling=plan.cools(step + 1))
-        if config.leap_day_drill_share > 0:
-            leap_rng = random.Random(f"leap-day-drills:{config.seed}:{step}")
-            examples = mix_in_leap_day_drills(
-                examples, leap_rng, config.leap_day_drill_share, minimal_pairs=config.leap_day_minimal_pairs
-            )
-        if config.frequent_word_drill_share > 0:
-            frequent_rng = random.Random(f"frequent-word-drills:{config.seed}:{step}")
-            examples = mix_in_frequent_word_drills(
-                examples,
-                frequent_rng,
-                config.frequent_word_drill_share,
-                punctuated_share=config.frequent_word_punctuated_share,
-                opening_share=config.frequent_word_opening_share,
-                markup_share=config.frequent_word_markup_share,
-                range_share=config.frequent_word_range_share,
-                unit_share=config.frequent_word_unit_share,
-            )
-        if config.opening_count_drill_share > 0:
-            opening_rng = random.Random(f"opening-count-drills:{config.seed}:{step}")
-            examples = mix_in_opening_count_drills(
-                examples, opening_rng, config.opening_count_drill_share, line_share=config.opening_count_line_share
-            )
-        if config.character_drill_share > 0:
-            character_rng = random.Random(f"character-drills:{config.seed}:{step}")
-            examples = mix_in_character_drills(examples, character_rng, config.character_drill_share)
-        if drills is not None:
-            examples = drills.mix_into(
-                examples,
-                random.Random(f"drills:{config.seed}:{step}"),
-                config.copy_drill_share,
-                run_share=config.copy_drill_run_share,
-            )
+        examples = mix_in_drills(examples, config, step, drills)
         pairs = encode_pairs(tokenizer, examples, config, step, drop_too_long=config.data is None)
         optimizer.zero_grad(set_to_none=True)
         run_seconds = time.perf_counter() - run_start
