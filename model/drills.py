@@ -61,8 +61,11 @@ class CopyDrills:
         while True:
             parts = [rng.choice(self.word_starts)] + [rng.choice(self.continuations) for _ in range(rng.randint(0, 2))]
             word = "".join(parts)
-            if word.lower().strip(".,;:!?¿¡«»\"'()") not in self.forbidden:
+            if self._allowed(word):
                 return word
+
+    def _allowed(self, word: str) -> bool:
+        return word.lower().strip(".,;:!?¿¡«»\"'()") not in self.forbidden
 
     def run_word(self, rng: random.Random) -> str:
         """A word that holds one token two to four times in a row: a number's digit ("37181114", "845005059401")
@@ -76,7 +79,7 @@ class CopyDrills:
             run = rng.choice(self.letters) * rng.randint(2, 3)
             tail = [rng.choice(self.continuations) for _ in range(rng.randint(0, 2))]
             word = rng.choice(self.word_starts) + run + "".join(tail)
-            if word.lower().strip(".,;:!?¿¡«»\"'()") not in self.forbidden:
+            if self._allowed(word):
                 return word
 
     def sentence(self, rng: random.Random, *, run_share: float = 0.0) -> str:
