@@ -196,12 +196,18 @@ def build_from_transformers(source: Path, config: ExportConfig, *, replace: bool
     source_vocab_size = int(checkpoint.model.get_input_embeddings().weight.shape[0])  # the encoder's rows
     try:  # as the service reads ids: at or above the encoder's vocab_size, <unk> (service/engine/tokenizer.py)
         limit = None if unk is None else (source_vocab_size, unk)
-        check_ids(reference, tokenizer, probe_texts(tokenizer), unknown=limit)
+        ties = check_ids(reference, tokenizer, probe_texts(tokenizer), unknown=limit)
         if target_tokenizer is not None:
             texts = probe_texts(target_tokenizer, specials=numbered_alike(reference, target_tokenizer))
-            check_ids(reference, target_tokenizer, texts, target=True)
+            ties += check_ids(reference, target_tokenizer, texts, target=True)
     except HfCheckpointError as error:
         raise ParityError(str(error)) from error
+    if ties:
+        logger.info(
+            "tokenizer ids equal to transformers' but for %d tie(s) of equal-score segmentations, such as %r",
+            len(ties),
+            ties[0],
+        )
     specials = special_tokens(checkpoint.generation, hf_config, unk=output_tokenizer.token_to_id("<unk>"))
     if target_tokenizer is not None:
         check_output_specials(specials, target_tokenizer, where=source)
