@@ -36,6 +36,10 @@ from model.tokenizer import Tokenizer
 
 CATEGORY = "copy_drill"
 LEAP_DAY_CATEGORY = "leap_day_drill"
+# English years are the harder to read for their leap: from the same base, leap drills at 3/16 of each batch, half
+# English, took Spanish even common years' 29 Februaries inside sentences to 95% and English ones only to 70%
+# (leap_day_carrier_probe, 2026-12-07).
+LEAP_DRILL_ENGLISH_SHARE = 2 / 3
 FREQUENT_WORD_CATEGORY = "frequent_word_drill"
 CHARACTER_CATEGORY = "character_drill"
 OPENING_COUNT_CATEGORY = "opening_count_drill"
@@ -103,13 +107,13 @@ class CopyDrills:
 def mix_in_leap_day_drills(
     examples: Sequence[Example], rng: random.Random, share: float, *, minimal_pairs: bool = False
 ) -> list[Example]:
-    """`examples` with the first round(share * len) replaced by leap-day drills, half of them Spanish
-    (the copy drills take the last ones: both can apply to one batch). With `minimal_pairs`, the drills come
+    """`examples` with the first round(share * len) replaced by leap-day drills, LEAP_DRILL_ENGLISH_SHARE of them
+    English (the copy drills take the last ones: both can apply to one batch). With `minimal_pairs`, the drills come
     in pairs that differ by their year alone (sentences_rewritten.leap_day_minimal_pair)."""
     count = round(share * len(examples))
     drills: list[tuple[str, str]] = []
     while len(drills) < count:
-        lang = rng.choice(("es", "en"))
+        lang = "en" if rng.random() < LEAP_DRILL_ENGLISH_SHARE else "es"
         drills.extend(leap_day_minimal_pair(rng, lang) if minimal_pairs else [leap_day_drill(rng, lang)])
     drills = drills[:count]
     return [*(Example(s, t, LEAP_DAY_CATEGORY) for s, t in drills), *examples[count:]]

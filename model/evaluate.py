@@ -20,6 +20,7 @@ from pathlib import Path
 import sacrebleu
 import torch
 
+from model.carrier_text import carrier_template
 from model.case_folding import fold_title_case
 from model.checkpoint import Checkpoint, load_checkpoint
 from model.data import CATEGORIES, Example, generate_examples, read_pairs_tsv
@@ -72,6 +73,30 @@ def leap_day_probe(seed: int = 1) -> list[Example]:
             else:
                 source, target = impossible_date(year, 2, 29, lang, rng, with_year=True)
                 probe.append(Example(source, target, f"common_{lang}"))
+    return probe
+
+
+def leap_day_carrier_probe(seed: int = 1, per_year: int = 2) -> list[Example]:
+    """29 February of every year spoken in words inside held-out carrier sentences (the test split's, as test set
+    v8's date categories), `per_year` times a year: Spanish 1900-2099, English 2000-2099 (where training and the
+    test split put English impossible dates). Common years are split by parity (common_en_even, common_en_odd, ...):
+    odd years are common whatever the model reads, so an even common year is the case that asks for the year mod 4.
+    Test set v8's English 29 Februaries of common years fall in one even year (2026): a model that decides by
+    parity can score 95% there and write half of all even years' 29 Februaries as dates (the run of 2026-12-07)."""
+    rng = random.Random(seed)
+    probe = []
+    for lang, first in (("es", 1900), ("en", 2000)):
+        for year in range(first, 2100):
+            for _ in range(per_year):
+                if calendar.isleap(year):
+                    day = dt.date(year, 2, 29)
+                    source, target = date_source(day, lang, rng, spoken=True), day.isoformat()
+                    category = f"leap_{lang}"
+                else:
+                    source, target = impossible_date(year, 2, 29, lang, rng, with_year=True)
+                    category = f"common_{lang}_{'even' if year % 2 == 0 else 'odd'}"
+                template = carrier_template(rng, "test", f"date_{lang}", "{d}")
+                probe.append(Example(template.format(d=source), template.format(d=target), category))
     return probe
 
 
@@ -168,9 +193,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="Write the leap-day probe (every year's spoken 29 February, bare; leap_day_probe) as JSON lines "
         "and exit; evaluate it with --data. (default: not written)",
     )
+    parser.add_argument(
+        "--write-leap-carrier-probe",
+        metavar="FILE.jsonl",
+        help="Write every year's spoken 29 February inside held-out carrier sentences, common years split by "
+        "parity (leap_day_carrier_probe), as JSON lines and exit; evaluate it with --data. (default: not written)",
+    )
     args = parser.parse_args(argv)
-    if args.write_leap_probe:
-        write_pairs_jsonl(args.write_leap_probe, leap_day_probe())
+    if args.write_leap_probe or args.write_leap_carrier_probe:
+        if args.write_leap_probe:
+            write_pairs_jsonl(args.write_leap_probe, leap_day_probe())
+        if args.write_leap_carrier_probe:
+            write_pairs_jsonl(args.write_leap_carrier_probe, leap_day_carrier_probe())
         return 0
     if args.no_evaluate and not args.write_test_set:
         parser.error("--no-evaluate writes the test set: give --write-test-set FILE.jsonl")

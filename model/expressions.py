@@ -257,14 +257,22 @@ def yearless_date(month: int, day: int, lang: str, rng: random.Random) -> tuple[
     return f"the {day_word} of {month_word}", f"the {day} of {month_word}"
 
 
+# The share of odd years redrawn when training asks for a common year's 29 February, so that two in three are even.
+# Every leap day is of an even year, and an odd year is common whatever else the model reads: drawn uniformly (a
+# third of common years even), the even common years were the fewer, and models wrote their 29 February inside a
+# sentence as a date about half the time (leap_day_carrier_probe: common_en_even 48%, common_es_even 58%, the
+# `make train` run of 2026-12-07; test set v8 holds one even common English year, 2026).
+ODD_COMMON_YEAR_REDRAW = 0.75
+
+
 def sample_impossible_day(rng: random.Random, split: str, *, common_29_february: float = 0.0) -> tuple[int, int, int]:
     """(year, month, day) with a day its month does not have: 30 or 31 February, 31 April, 29 February
-    of a common year; the last at least `common_29_february` of the time."""
+    of a common year; the last at least `common_29_february` of the time, two in three of those of an even year."""
     while True:
         year = rng.randint(1900, 2099) if rng.random() < 0.6 else rng.randint(2000, 2099)
         # No draw without a share: the held-out splits' random numbers stay as they were.
         if common_29_february and rng.random() < common_29_february:
-            if calendar.isleap(year):
+            if calendar.isleap(year) or (year % 2 == 1 and rng.random() < ODD_COMMON_YEAR_REDRAW):
                 continue
             month, day = 2, 29
         else:

@@ -620,6 +620,8 @@ def test_common_years_29_february_drawn_on_request_and_held_out_splits_draw_as_b
     drawn = [sample_impossible_day(random.Random(seed), "train", common_29_february=1.0) for seed in range(200)]
     assert all(month == 2 and day == 29 and not calendar.isleap(year) for year, month, day in drawn)
     assert len({year for year, _, _ in drawn}) > 50
+    # Two in three of an even year (a third of common years are): the leap days are all even.
+    assert 0.55 < sum(year % 2 == 0 for year, _, _ in drawn) / len(drawn) < 0.8
     for seed in range(50):
         plain, asked_none = random.Random(seed), random.Random(seed)
         assert sample_impossible_day(plain, "test") == sample_impossible_day(asked_none, "test", common_29_february=0.0)
@@ -638,6 +640,29 @@ def test_the_leap_day_probe_holds_every_years_29_february_in_both_languages(tmp_
         assert (ex.target == f"{year}-02-29") == calendar.isleap(year), ex
     assert main(["--write-leap-probe", str(tmp_path / "probe.jsonl")]) == 0
     assert read_pairs_jsonl(tmp_path / "probe.jsonl") == probe
+
+
+def test_the_leap_day_carrier_probe_splits_common_years_by_parity_inside_sentences(tmp_path: Path) -> None:
+    from model.evaluate import leap_day_carrier_probe, main
+
+    probe = leap_day_carrier_probe(per_year=1)
+    # Spanish 1900-2099 (49 leap years, 1900 common and even), English 2000-2099 (25 leap years from 2000).
+    assert Counter(ex.category for ex in probe) == {
+        "leap_es": 49,
+        "common_es_even": 51,
+        "common_es_odd": 100,
+        "leap_en": 25,
+        "common_en_even": 25,
+        "common_en_odd": 50,
+    }
+    for ex in probe:
+        year = int(re.search(r"\b(19|20)\d\d\b", ex.target).group())
+        assert (ex.target.count(f"{year}-02-29") == 1) == calendar.isleap(year), ex
+        assert ex.category.endswith("odd") == (year % 2 == 1), ex
+        # In a sentence: the carrier's words stand around the expression, the same in source and target.
+        assert len(ex.source.split()) > len(ex.target.split()) > 1, ex
+    assert main(["--write-leap-carrier-probe", str(tmp_path / "carriers.jsonl")]) == 0
+    assert len(read_pairs_jsonl(tmp_path / "carriers.jsonl")) == 2 * len(probe)
 
 
 AFTER_A_ROUND_NUMBER = re.compile(r"(\bciento|\bmil|cientos|cientas) una? [a-zá-ú]")

@@ -134,6 +134,15 @@ def test_minimal_pairs_come_side_by_side_in_the_batch() -> None:
         assert "-02-29" in first.target and "-02-29" not in second.target
 
 
+
+def test_two_in_three_leap_day_drills_are_english() -> None:
+    batch = generate_examples(64, seed=3, split="train")
+    rng = random.Random(8)
+    drills = [e for _ in range(30) for e in mix_in_leap_day_drills(batch, rng, 0.25, minimal_pairs=True)[:16]]
+    english = sum(re.search(r"February", e.source) is not None for e in drills)
+    assert 0.55 < english / len(drills) < 0.8
+
+
 def test_character_drills_reach_every_two_byte_lead_evenly() -> None:
     rng = random.Random(2)
     leads = Counter(lead_byte_character(rng).encode("utf-8")[0] for _ in range(6000))
