@@ -134,7 +134,6 @@ def test_minimal_pairs_come_side_by_side_in_the_batch() -> None:
         assert "-02-29" in first.target and "-02-29" not in second.target
 
 
-
 def test_two_in_three_leap_day_drills_are_english() -> None:
     batch = generate_examples(64, seed=3, split="train")
     rng = random.Random(8)
