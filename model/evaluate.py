@@ -20,13 +20,13 @@ from pathlib import Path
 import sacrebleu
 import torch
 
-from model.carrier_text import carrier_template
 from model.case_folding import fold_title_case
 from model.checkpoint import Checkpoint, load_checkpoint
 from model.data import CATEGORIES, Example, generate_examples, read_pairs_tsv
 from model.decoding import beam_search, greedy_decode
 from model.expressions import date_source, impossible_date
 from model.pairs import read_pairs_jsonl, write_pairs_jsonl
+from model.sentences_rewritten import in_carrier
 from model.tokenizer import Tokenizer
 
 EVALUATION_FILE = "evaluation.json"
@@ -67,13 +67,17 @@ def leap_day_probe(seed: int = 1) -> list[Example]:
     probe = []
     for year in range(1900, 2100):
         for lang in ("es", "en"):
-            if calendar.isleap(year):
-                day = dt.date(year, 2, 29)
-                probe.append(Example(date_source(day, lang, rng, spoken=True), day.isoformat(), f"leap_{lang}"))
-            else:
-                source, target = impossible_date(year, 2, 29, lang, rng, with_year=True)
-                probe.append(Example(source, target, f"common_{lang}"))
+            source, target = _spoken_29_february(year, lang, rng)
+            probe.append(Example(source, target, f"{'leap' if calendar.isleap(year) else 'common'}_{lang}"))
     return probe
+
+
+def _spoken_29_february(year: int, lang: str, rng: random.Random) -> tuple[str, str]:
+    """29 February of `year` in words and as the normalizer writes it: a date in a leap year, none in a common one."""
+    if calendar.isleap(year):
+        day = dt.date(year, 2, 29)
+        return date_source(day, lang, rng, spoken=True), day.isoformat()
+    return impossible_date(year, 2, 29, lang, rng, with_year=True)
 
 
 def leap_day_carrier_probe(seed: int = 1, per_year: int = 2) -> list[Example]:
@@ -87,16 +91,11 @@ def leap_day_carrier_probe(seed: int = 1, per_year: int = 2) -> list[Example]:
     probe = []
     for lang, first in (("es", 1900), ("en", 2000)):
         for year in range(first, 2100):
+            parity = "even" if year % 2 == 0 else "odd"
+            category = f"leap_{lang}" if calendar.isleap(year) else f"common_{lang}_{parity}"
             for _ in range(per_year):
-                if calendar.isleap(year):
-                    day = dt.date(year, 2, 29)
-                    source, target = date_source(day, lang, rng, spoken=True), day.isoformat()
-                    category = f"leap_{lang}"
-                else:
-                    source, target = impossible_date(year, 2, 29, lang, rng, with_year=True)
-                    category = f"common_{lang}_{'even' if year % 2 == 0 else 'odd'}"
-                template = carrier_template(rng, "test", f"date_{lang}", "{d}")
-                probe.append(Example(template.format(d=source), template.format(d=target), category))
+                pair = _spoken_29_february(year, lang, rng)
+                probe.append(Example(*in_carrier(rng, "test", f"date_{lang}", pair, "d"), category))
     return probe
 
 

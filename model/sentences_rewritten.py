@@ -141,11 +141,11 @@ def _mostly_in_carrier(rng: random.Random, split: str, lang: str, pair: Pair) ->
     """A leap day or an impossible date: in a held-out split always in a held-out carrier (bare, the few such
     days would repeat training's sources), in training in a carrier LEAP_AND_IMPOSSIBLE_IN_CARRIER_SHARE of
     the time."""
-    in_carrier = split != "train" or rng.random() < LEAP_AND_IMPOSSIBLE_IN_CARRIER_SHARE
-    return _in_carrier(rng, split, f"date_{lang}", pair, "d") if in_carrier else pair
+    carried = split != "train" or rng.random() < LEAP_AND_IMPOSSIBLE_IN_CARRIER_SHARE
+    return in_carrier(rng, split, f"date_{lang}", pair, "d") if carried else pair
 
 
-def _in_carrier(rng: random.Random, split: str, table: str, pair: Pair, slot: str) -> Pair:
+def in_carrier(rng: random.Random, split: str, table: str, pair: Pair, slot: str) -> Pair:
     """`pair` put in place into a carrier sentence of `table` (hand-written or random words)."""
     template = carrier_template(rng, split, table, "{" + slot + "}")
     return template.format(**{slot: pair[0]}), template.format(**{slot: pair[1]})
@@ -154,7 +154,7 @@ def _in_carrier(rng: random.Random, split: str, table: str, pair: Pair, slot: st
 def sentence_number(rng: random.Random, split: str, lang: str) -> Pair:
     n = sample_number(rng, split, in_sentence=True)
     form = sentence_agreement(rng) if lang == "es" else "alone"
-    return _in_carrier(rng, split, f"number_{lang}", (cardinal_words(n, lang, rng, form=form), str(n)), "n")
+    return in_carrier(rng, split, f"number_{lang}", (cardinal_words(n, lang, rng, form=form), str(n)), "n")
 
 
 def number_noun_es(rng: random.Random, split: str) -> Pair:
@@ -178,14 +178,14 @@ def number_noun_es(rng: random.Random, split: str) -> Pair:
 
 def sentence_date(rng: random.Random, split: str, lang: str) -> Pair:
     d = sample_date(rng, split)
-    return _in_carrier(
+    return in_carrier(
         rng, split, f"date_{lang}", (date_source(d, lang, rng, spoken=rng.random() < 0.5), d.isoformat()), "d"
     )
 
 
 def yearless(rng: random.Random, split: str, lang: str) -> Pair:
     month, day = sample_day_of_year(rng, split, in_sentence=True)
-    return _in_carrier(rng, split, f"date_{lang}", yearless_date(month, day, lang, rng), "d")
+    return in_carrier(rng, split, f"date_{lang}", yearless_date(month, day, lang, rng), "d")
 
 
 def impossible(rng: random.Random, split: str, lang: str) -> Pair:
