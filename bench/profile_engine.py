@@ -1,6 +1,7 @@
 """Where a request's time goes in the engine alone: cProfile of the worker thread and of the event loop
 thread, on thread CPU time (so a busy machine inflates neither), N closed-loop clients on the short mix
-(deploy/loadtest/inputs.tsv), greedy, max_new_tokens 64, as bench/batching.py drives the engine.
+(deploy/loadtest/inputs.tsv), greedy, max_new_tokens 64, no per-token log-probabilities (as /generate without
+details; `--token-logprobs` asks for them).
 
 `python -m bench.profile_engine [--tree DIR] [--requests 128] [--clients 32] [--threads 1] [--variant int8]
 [--lanes 2 --split-only] [--split-only]`:
@@ -25,6 +26,8 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
+
+from bench.trees import generate_request
 
 
 def _profiled_worker(profile: cProfile.Profile) -> None:
@@ -73,7 +76,7 @@ async def _drive(model_dir: Path, args: argparse.Namespace) -> None:
     engine = make_engine(model_dir, max_batch_size=clients, threads=args.threads, **chosen)
     await engine.start()
     try:
-        params = GenerationParams(max_new_tokens=64)
+        params = generate_request(GenerationParams, token_logprobs=args.token_logprobs)
         await closed_loop(engine, bundled_texts(2 * clients), params, concurrency=clients)  # warm-up
         workers = [t for t in threading.enumerate() if t.name.startswith("atento-engine")]
         clocks = [time.pthread_getcpuclockid(worker.ident or 0) for worker in workers]
@@ -110,6 +113,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--top", type=int, default=30, help="functions listed per table")
     parser.add_argument("--variant", default=None, help="fp32 | int8 | auto (default: the manifest's)")
     parser.add_argument("--lanes", type=int, default=1, help="batches run side by side (BatchingSettings.lanes)")
+    parser.add_argument(
+        "--token-logprobs", action="store_true", help="requests ask for log-probabilities (default: as /generate, none)"
+    )
     parser.add_argument(
         "--split-only", action="store_true", help="no cProfile (it inflates Python): the CPU split per request only"
     )

@@ -1,6 +1,7 @@
 """The engine alone on two checkouts, alternating: requests/s of the bundled model at N closed-loop
 clients on the short mix (deploy/loadtest/inputs.tsv, greedy, max_new_tokens 64, as bench/batching.py
-drives it) and one at a time. Each round runs each tree in a subprocess of its own (its `service`
+drives it; no per-token log-probabilities, as `POST /generate` without details: `--token-logprobs` asks for
+them) and one at a time. Each round runs each tree in a subprocess of its own (its `service`
 imported first on sys.path), the order flipping every round; a ratio is the median of per-round ratios.
 Besides requests per wall second, each rate is given per second of the process's CPU time (every
 thread): on a machine other jobs share, wall figures mean nothing and CPU figures still compare;
@@ -8,7 +9,7 @@ thread): on a machine other jobs share, wall figures mean nothing and CPU figure
 
 `python -m bench.trees --before /tmp/atento-before [--after .] [--rounds 3] [--clients 32] [--threads 1]
 [--after-lanes 2 [--after-lane-threads 1]] [--after-variant auto] [--after-draft-tokens 4] [--before-model-dir D]
-[--both]`,
+[--both] [--token-logprobs]`,
 with the before tree made by `git worktree add /tmp/atento-before <commit>`. An older tree may refuse a newer
 manifest's fields: `--before-model-dir` gives it a copy whose manifest holds only what it reads, while the after
 tree serves the model directory whole (its edit guard and case folding included, as `python -m service` does).
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import json
 import statistics
 import subprocess
@@ -31,7 +33,7 @@ from typing import Any
 
 async def _measure(model_dir: Path, args: argparse.Namespace) -> dict[str, float]:
     """One tree's rates; `args` is the child's command line (clients, requests, threads, lanes, variant,
-    after_lane_threads, draft_tokens)."""
+    after_lane_threads, draft_tokens, token_logprobs)."""
     clients, requests, threads, lanes = args.clients, args.requests, args.threads, args.lanes
     variant, lane_threads, draft_tokens = args.variant, args.after_lane_threads, args.draft_tokens
     from bench.workload import bundled_texts, closed_loop, make_engine, serve_one_at_a_time
@@ -46,7 +48,7 @@ async def _measure(model_dir: Path, args: argparse.Namespace) -> dict[str, float
         engine = make_engine(model_dir, max_batch_size=clients, threads=threads, **chosen)
     await engine.start()
     try:
-        params = GenerationParams(max_new_tokens=64)
+        params = generate_request(GenerationParams, token_logprobs=args.token_logprobs)
         texts = bundled_texts(requests)
         await closed_loop(engine, texts[: 2 * clients], params, concurrency=clients)  # warm-up
         cpu = time.process_time()
@@ -67,6 +69,15 @@ async def _measure(model_dir: Path, args: argparse.Namespace) -> dict[str, float
         "concurrent per CPU s": run.requests / concurrent_cpu_s,
         "one at a time per CPU s": len(alone) / one_cpu_s,
     }
+
+
+def generate_request(params_type: Any, *, token_logprobs: bool) -> Any:
+    """The request `POST /generate` makes by default: greedy, max_new_tokens 64 here, and no per-token
+    log-probabilities unless asked (`details`). A tree whose GenerationParams has no `token_logprobs` (845a98d,
+    before issue 21) computed them for every request whatever was asked."""
+    if "token_logprobs" in {f.name for f in dataclasses.fields(params_type)}:
+        return params_type(max_new_tokens=64, token_logprobs=token_logprobs)
+    return params_type(max_new_tokens=64)
 
 
 def _child(tree: Path, model_dir: Path, args: argparse.Namespace) -> None:
@@ -127,6 +138,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         action="store_true",
         help="the --after-* settings for the before tree too: two trees that both know them, compared as configured",
     )
+    parser.add_argument(
+        "--token-logprobs",
+        action="store_true",
+        help="every request asks for its tokens' log-probabilities (as /generate with details, and every stream); "
+        "default: as /generate without details, none",
+    )
     parser.add_argument("--draft-tokens", type=int, default=0, help=argparse.SUPPRESS)  # the child's
     parser.add_argument("--lanes", type=int, default=1, help=argparse.SUPPRESS)  # the child's
     parser.add_argument("--variant", default=None, help=argparse.SUPPRESS)  # the child's
@@ -146,6 +163,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             command = [sys.executable, "-m", "bench.trees", "--before", str(trees["before"]), "--child"]
             command += [str(trees[name]), "--model-dir", str(model_dirs[name]), "--clients", str(args.clients)]
             command += ["--requests", str(args.requests), "--threads", str(args.threads)]
+            command += ["--token-logprobs"] if args.token_logprobs else []
             configured = name == "after" or args.both
             command += ["--lanes", str(args.after_lanes if configured else 1)]
             if configured and args.after_draft_tokens:
