@@ -3,11 +3,8 @@ batch 32, exactly 24 greedy tokens, every way atento can run it on this CPU agai
 types, all loaded at once.
 
 atento's ways: onnxruntime fp32 and int8, and on OpenVINO bf16 (where OpenVINO lists BF16 for this CPU)
-and the int8 graphs; the onnxruntime ones also in two lanes of one thread each (BatchingSettings.lanes,
-`ATENTO_BATCHING__LANES=2`: the batch cut in two, decoded side by side), as CTranslate2 runs two replicas of one
-thread each. A way counts for the "fastest" bar only when its greedy outputs equal onnxruntime fp32's on at
-least 99% of the batch (the issue's rule), and its parity with fp32 is printed beside it; the fp32 bar takes
-atento's faster fp32 way against CTranslate2's faster float32 one.
+and the int8 graphs. A way counts for the "fastest" bar only when its greedy outputs equal onnxruntime
+fp32's on at least 99% of the batch (the issue's rule), and its parity with fp32 is printed beside it.
 """
 
 from __future__ import annotations
@@ -38,22 +35,15 @@ BATCHES_PER_ROUND = 6
 
 @dataclass(frozen=True)
 class Way:
-    """One way atento runs the model: a variant of the directory on a runtime at a precision, in one lane of
-    THREADS threads or in `lanes` lanes of one thread each."""
+    """One way atento runs the model: a variant of the directory on a runtime at a precision."""
 
     name: str
     variant: str
     runtime: dict[str, object]
-    lanes: int = 1
-
-
-LANES = 2  # as CTranslate2's replicas: one lane a core
 
 
 def atento_ways() -> list[Way]:
     ways = [Way(FP32, "fp32", {}), Way("atento onnxruntime int8", "int8", {})]
-    # OpenVINO in two lanes kept one core busy, not two (2026-12-07, BENCHMARKS.md): onnxruntime's ways only.
-    ways += [Way(f"{way.name}, {LANES} lanes", way.variant, way.runtime, LANES) for way in ways]
     if runtimes.openvino_installed():
         if "bf16" in runtimes.precisions():
             ways.append(Way("atento openvino bf16", "fp32", {"backend": "openvino", "inference_precision": "bf16"}))
@@ -68,8 +58,7 @@ async def run(model: BenchModel, *, rounds: int) -> list[Figure]:
     params = GenerationParams(max_new_tokens=BASE_NEW_TOKENS, token_logprobs=False)
     engines: dict[str, Engine] = {}
     for way in atento_ways():
-        threads = {"threads": 1, "lanes": way.lanes} if way.lanes > 1 else {}
-        engine = make_engine(model.model_dir, max_batch_size=BATCH, variant=way.variant, runtime=way.runtime, **threads)
+        engine = make_engine(model.model_dir, max_batch_size=BATCH, variant=way.variant, runtime=way.runtime)
         try:
             await engine.start()
         except Exception as error:  # a runtime that cannot load this variant is reported, not fatal
@@ -151,22 +140,21 @@ async def run(model: BenchModel, *, rounds: int) -> list[Figure]:
         )
     )
     fp32_peer = max((name for name, peer in peers.items() if peer.compute_type == "float32"), key=result.median)
-    fp32_way = pick_fp32(result.median, list(engines))
-    fp32_ratio = result.ratio(fp32_way, fp32_peer)
+    fp32_ratio = result.ratio(FP32, fp32_peer)
     figures.append(
         Figure(
             "fastest",
-            f"base, batch {BATCH}: {fp32_way} / {fp32_peer}",
+            f"base, batch {BATCH}: {FP32} / {fp32_peer}",
             fp32_ratio,
             "x",
-            detail=detail(fp32_way, fp32_peer),
+            detail=detail(FP32, fp32_peer),
             target=f">= {FP32_BAR}x",
             passed=fp32_ratio >= FP32_BAR,
             rates=rates,
         )
     )
     for name in engines:
-        if name not in (fastest, fp32_way):
+        if name not in (fastest, FP32):
             figures.append(
                 Figure(
                     "fastest",
@@ -185,11 +173,6 @@ def pick_fastest(
     """atento's fastest way whose outputs equal fp32's on at least 99% of the batch, and the fastest peer."""
     matching = [name for name in atento if same[name] >= SAME_OUTPUTS_BAR]
     return max(matching, key=median), max(peers, key=median)
-
-
-def pick_fp32(median: Callable[[str], float], atento: Sequence[str]) -> str:
-    """atento's faster onnxruntime fp32 way (one lane or two), for the fp32 bar."""
-    return max((name for name in atento if name.startswith(FP32)), key=median)
 
 
 def _cpu(cpu_rates: dict[str, list[float]], name: str) -> float:

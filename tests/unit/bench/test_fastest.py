@@ -22,16 +22,3 @@ def test_fp32_always_qualifies() -> None:
         rates.__getitem__, {"fp32": 1.0, "int8": 0.5}, atento=["fp32", "int8"], peers=["ct2 int8"]
     )
     assert chosen == ("fp32", "ct2 int8")
-
-
-def test_atento_runs_in_lanes_as_ctranslate2_runs_replicas() -> None:
-    ways = {way.name: way for way in fastest.atento_ways()}
-    for name in (fastest.FP32, "atento onnxruntime int8"):
-        in_lanes = ways[f"{name}, {fastest.LANES} lanes"]
-        assert (in_lanes.variant, in_lanes.runtime, in_lanes.lanes) == (ways[name].variant, ways[name].runtime, 2)
-        assert ways[name].lanes == 1
-
-
-def test_the_fp32_bar_takes_the_faster_fp32_way() -> None:
-    rates = {fastest.FP32: 100.0, f"{fastest.FP32}, 2 lanes": 120.0, "atento onnxruntime int8": 300.0}
-    assert fastest.pick_fp32(rates.__getitem__, list(rates)) == f"{fastest.FP32}, 2 lanes"
