@@ -6,7 +6,9 @@ details; `--token-logprobs` asks for them).
 `python -m bench.profile_engine [--tree DIR] [--requests 128] [--clients 32] [--threads 1] [--variant int8]
 [--lanes 2 --split-only] [--split-only]`:
 DIR's `service` is profiled instead of this tree's (a `git worktree` of another commit). Prints a
-request's CPU split (the worker thread, onnxruntime's run within it, the other threads), then both
+request's CPU split (the worker thread, onnxruntime's run within it, the other threads), onnxruntime's calls a
+request per graph with their CPU and wall time (wall beyond CPU: mostly the wait to take the GIL back when a
+graph returns), each thread's CPU time over the wall time (a lane below 1 waited, for work or the GIL), then both
 threads' top functions by own time and by cumulative time (`--split-only`: the split alone, without
 cProfile's overhead on every Python call). py-spy (bench extra) samples wall time instead, and fell
 hopelessly behind on a 2-core machine shared with a training run; on a quiet machine
@@ -24,6 +26,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -46,20 +49,45 @@ def _profiled_worker(profile: cProfile.Profile) -> None:
     worker.EngineLoop.run = run  # type: ignore[method-assign]
 
 
-def _timed_onnxruntime(spent: list[float]) -> None:
-    """Add the calling thread's CPU time inside every InferenceSession.run to spent[0]."""
-    import onnxruntime
+@dataclass
+class _OnnxruntimeClock:
+    """What the engine's threads spent inside InferenceSession.run, per graph: CPU time (the calling thread's),
+    wall time and calls. Wall beyond CPU is mostly the wait to take the GIL back when the graph returns."""
 
-    original: Callable[..., Any] = onnxruntime.InferenceSession.run
+    cpu: dict[str, float] = field(default_factory=lambda: {"encoder": 0.0, "decoder": 0.0})
+    wall: dict[str, float] = field(default_factory=lambda: {"encoder": 0.0, "decoder": 0.0})
+    calls: dict[str, int] = field(default_factory=lambda: {"encoder": 0, "decoder": 0})
 
-    def run(self: Any, *args: Any, **kwargs: Any) -> Any:
-        started = time.thread_time()
-        try:
-            return original(self, *args, **kwargs)
-        finally:
-            spent[0] += time.thread_time() - started
+    def install(self) -> None:
+        import onnxruntime
 
-    onnxruntime.InferenceSession.run = run
+        original: Callable[..., Any] = onnxruntime.InferenceSession.run
+        clock = self
+
+        def run(self: Any, output_names: Any, feeds: Any, *args: Any, **kwargs: Any) -> Any:
+            graph = "encoder" if "src" in feeds else "decoder"  # the decoder's feeds hold src_mask, never src
+            started, started_wall = time.thread_time(), time.perf_counter()
+            try:
+                return original(self, output_names, feeds, *args, **kwargs)
+            finally:
+                clock.cpu[graph] += time.thread_time() - started
+                clock.wall[graph] += time.perf_counter() - started_wall
+                clock.calls[graph] += 1
+
+        onnxruntime.InferenceSession.run = run
+
+    def reset(self) -> None:
+        for graph in self.cpu:
+            self.cpu[graph] = self.wall[graph] = 0.0
+            self.calls[graph] = 0
+
+
+def _thread_clocks() -> dict[str, int]:
+    """The CPU clock of each engine worker thread and of the event loop's (the main) thread."""
+    workers = [t for t in threading.enumerate() if t.name.startswith("atento-engine")]
+    clocks = {worker.name: time.pthread_getcpuclockid(worker.ident or 0) for worker in workers}
+    clocks["event loop"] = time.pthread_getcpuclockid(threading.main_thread().ident or 0)
+    return clocks
 
 
 async def _drive(model_dir: Path, args: argparse.Namespace) -> None:
@@ -67,8 +95,8 @@ async def _drive(model_dir: Path, args: argparse.Namespace) -> None:
     from service.engine import GenerationParams
 
     requests, clients = args.requests, args.clients
-    in_onnxruntime = [0.0]
-    _timed_onnxruntime(in_onnxruntime)
+    onnxruntime_clock = _OnnxruntimeClock()
+    onnxruntime_clock.install()
     # Only what was asked: --tree may be a checkout whose make_engine knows no lanes or variant.
     chosen: dict[str, Any] = {} if args.variant is None else {"variant": args.variant}
     if args.lanes > 1:
@@ -78,27 +106,40 @@ async def _drive(model_dir: Path, args: argparse.Namespace) -> None:
     try:
         params = generate_request(GenerationParams, token_logprobs=args.token_logprobs)
         await closed_loop(engine, bundled_texts(2 * clients), params, concurrency=clients)  # warm-up
-        workers = [t for t in threading.enumerate() if t.name.startswith("atento-engine")]
-        clocks = [time.pthread_getcpuclockid(worker.ident or 0) for worker in workers]
+        clocks = _thread_clocks()
+        workers = [name for name in clocks if name != "event loop"]
 
-        def workers_cpu() -> float:
-            return sum(time.clock_gettime(clock) for clock in clocks)
+        def thread_cpu() -> dict[str, float]:
+            return {name: time.clock_gettime(clock) for name, clock in clocks.items()}
 
-        in_onnxruntime[0] = 0.0
-        cpu, wall, worker_cpu = time.process_time(), time.perf_counter(), workers_cpu()
+        onnxruntime_clock.reset()
+        cpu, wall, threads_before = time.process_time(), time.perf_counter(), thread_cpu()
         run = await closed_loop(engine, bundled_texts(requests), params, concurrency=clients)
-        cpu, worker_cpu = time.process_time() - cpu, workers_cpu() - worker_cpu
+        cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
+        busy = {name: spent - threads_before[name] for name, spent in thread_cpu().items()}
+        worker_cpu = sum(busy[name] for name in workers)
+        in_onnxruntime = sum(onnxruntime_clock.cpu.values())
         per_request = 1000 / run.requests
         print(
             f"{run.requests} requests, {run.requests / run.elapsed_s:.1f} requests/s, "
-            f"process CPU {cpu:.2f} s in {time.perf_counter() - wall:.1f} s wall: "
+            f"process CPU {cpu:.2f} s in {wall:.1f} s wall: "
             f"{run.requests / cpu:.1f} requests per CPU second\n"
             f"CPU per request: process {cpu * per_request:.2f} ms = worker thread{'s' if len(workers) > 1 else ''} "
             f"{worker_cpu * per_request:.2f} ms "
-            f"(onnxruntime's run {in_onnxruntime[0] * per_request:.2f} ms, the rest "
-            f"{(worker_cpu - in_onnxruntime[0]) * per_request:.2f} ms) + other threads "
+            f"(onnxruntime's run {in_onnxruntime * per_request:.2f} ms, the rest "
+            f"{(worker_cpu - in_onnxruntime) * per_request:.2f} ms) + other threads "
             f"{(cpu - worker_cpu) * per_request:.2f} ms (event loop, clients, onnxruntime's pool)"
         )
+        for graph in ("encoder", "decoder"):
+            calls = onnxruntime_clock.calls[graph]
+            print(
+                f"onnxruntime's {graph}: {calls / run.requests:.2f} calls a request, "
+                f"{onnxruntime_clock.cpu[graph] * per_request:.3f} ms of CPU a request, "
+                f"{onnxruntime_clock.wall[graph] * per_request:.3f} ms of wall time inside run"
+            )
+        # A worker busy for less than the whole wall time waited: for work, or (inside and around run) for the GIL.
+        shares = ", ".join(f"{name} {spent / wall:.2f}" for name, spent in busy.items())
+        print(f"CPU time / wall time per thread: {shares}; process {cpu / wall:.2f} cores")
     finally:
         await engine.stop(timeout_s=30)
 
