@@ -30,8 +30,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bench.trees import generate_request
-
 
 def _profiled_worker(profile: cProfile.Profile) -> None:
     """Wrap EngineLoop.run (the worker thread's body) in `profile`."""
@@ -91,7 +89,7 @@ def _thread_clocks() -> dict[str, int]:
 
 
 async def _drive(model_dir: Path, args: argparse.Namespace) -> None:
-    from bench.workload import bundled_texts, closed_loop, make_engine
+    from bench.workload import bundled_texts, closed_loop, generate_request, make_engine
     from service.engine import GenerationParams
 
     requests, clients = args.requests, args.clients

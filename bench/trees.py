@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import dataclasses
 import json
 import statistics
 import subprocess
@@ -36,7 +35,7 @@ async def _measure(model_dir: Path, args: argparse.Namespace) -> dict[str, float
     after_lane_threads, draft_tokens, token_logprobs)."""
     clients, requests, threads, lanes = args.clients, args.requests, args.threads, args.lanes
     variant, lane_threads, draft_tokens = args.variant, args.after_lane_threads, args.draft_tokens
-    from bench.workload import bundled_texts, closed_loop, make_engine, serve_one_at_a_time
+    from bench.workload import bundled_texts, closed_loop, generate_request, make_engine, serve_one_at_a_time
     from service.engine import GenerationParams
 
     chosen: dict[str, Any] = {} if variant is None else {"variant": variant}
@@ -69,15 +68,6 @@ async def _measure(model_dir: Path, args: argparse.Namespace) -> dict[str, float
         "concurrent per CPU s": run.requests / concurrent_cpu_s,
         "one at a time per CPU s": len(alone) / one_cpu_s,
     }
-
-
-def generate_request(params_type: Any, *, token_logprobs: bool) -> Any:
-    """The request `POST /generate` makes by default: greedy, max_new_tokens 64 here, and no per-token
-    log-probabilities unless asked (`details`). A tree whose GenerationParams has no `token_logprobs` (845a98d,
-    before issue 21) computed them for every request whatever was asked."""
-    if "token_logprobs" in {f.name for f in dataclasses.fields(params_type)}:
-        return params_type(max_new_tokens=64, token_logprobs=token_logprobs)
-    return params_type(max_new_tokens=64)
 
 
 def _child(tree: Path, model_dir: Path, args: argparse.Namespace) -> None:

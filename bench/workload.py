@@ -5,11 +5,13 @@ A/B alternation with medians of per-round ratios. Also the bundled task's input 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import statistics
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from service.engine import AttentionSpec, Engine, GenerationParams, GenerationResult
 from service.engine.settings import BatchingSettings, RuntimeSettings
@@ -76,6 +78,15 @@ def make_engine(
             **({"draft_tokens": draft_tokens} if draft_tokens else {}),
         ),
     )
+
+
+def generate_request(params_type: Any, *, token_logprobs: bool) -> Any:
+    """The request `POST /generate` makes by default: greedy, max_new_tokens 64 here, and no per-token
+    log-probabilities unless asked (`details`). A tree whose GenerationParams has no `token_logprobs` (845a98d,
+    before issue 21) computed them for every request whatever was asked."""
+    if "token_logprobs" in {f.name for f in dataclasses.fields(params_type)}:
+        return params_type(max_new_tokens=64, token_logprobs=token_logprobs)
+    return params_type(max_new_tokens=64)
 
 
 async def closed_loop(

@@ -1,10 +1,10 @@
-"""bench.trees drives both checkouts with the request `POST /generate` makes by default."""
+"""bench.trees and bench.profile_engine drive the engine with the request `POST /generate` makes by default."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from bench.trees import generate_request
+from bench.workload import generate_request
 from service.engine import GenerationParams
 
 
