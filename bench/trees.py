@@ -8,8 +8,8 @@ thread): on a machine other jobs share, wall figures mean nothing and CPU figure
 `--threads 1` keeps onnxruntime's spinning pool thread out of them.
 
 `python -m bench.trees --before /tmp/atento-before [--after .] [--rounds 3] [--clients 32] [--threads 1]
-[--after-lanes 2 [--after-lane-threads 1]] [--after-variant auto] [--after-draft-tokens 4] [--before-model-dir D]
-[--both] [--token-logprobs]`,
+[--after-lanes 2 [--after-lane-threads 1]] [--after-processes 2] [--after-variant auto] [--after-draft-tokens 4]
+[--before-model-dir D] [--both] [--token-logprobs]`,
 with the before tree made by `git worktree add /tmp/atento-before <commit>`. An older tree may refuse a newer
 manifest's fields: `--before-model-dir` gives it a copy whose manifest holds only what it reads, while the after
 tree serves the model directory whole (its edit guard and case folding included, as `python -m service` does).
@@ -21,6 +21,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import multiprocessing
+import os
 import statistics
 import subprocess
 import sys
@@ -35,12 +37,16 @@ async def _measure(model_dir: Path, args: argparse.Namespace) -> dict[str, float
     after_lane_threads, draft_tokens, token_logprobs)."""
     clients, requests, threads, lanes = args.clients, args.requests, args.threads, args.lanes
     variant, lane_threads, draft_tokens = args.variant, args.after_lane_threads, args.draft_tokens
+    processes = args.processes
     from bench.workload import bundled_texts, closed_loop, generate_request, make_engine, serve_one_at_a_time
     from service.engine import GenerationParams
 
     chosen: dict[str, Any] = {} if variant is None else {"variant": variant}
     if draft_tokens:  # the before tree's make_engine may not know drafts
         chosen["draft_tokens"] = draft_tokens
+    if processes > 1:  # the cores shared out among the engine processes (BatchingSettings.processes)
+        chosen["processes"] = processes
+        threads = max(1, threads // processes)
     if lanes > 1:  # by default one onnxruntime thread a lane: the lanes are the parallelism (BatchingSettings.lanes)
         engine = make_engine(model_dir, max_batch_size=clients, threads=lane_threads, lanes=lanes, **chosen)
     else:  # the before tree's make_engine may not know lanes
@@ -50,14 +56,14 @@ async def _measure(model_dir: Path, args: argparse.Namespace) -> dict[str, float
         params = generate_request(GenerationParams, token_logprobs=args.token_logprobs)
         texts = bundled_texts(requests)
         await closed_loop(engine, texts[: 2 * clients], params, concurrency=clients)  # warm-up
-        cpu = time.process_time()
+        cpu = _cpu_s()
         run = await closed_loop(engine, texts, params, concurrency=clients)
-        concurrent_cpu_s = time.process_time() - cpu
-        started, cpu = time.perf_counter(), time.process_time()
+        concurrent_cpu_s = _cpu_s() - cpu
+        started, cpu = time.perf_counter(), _cpu_s()
         alone = texts[: max(8, requests // 8)]
         await serve_one_at_a_time(engine, alone, params)
         one = len(alone) / (time.perf_counter() - started)
-        one_cpu_s = time.process_time() - cpu
+        one_cpu_s = _cpu_s() - cpu
     finally:
         await engine.stop(timeout_s=30)
     return {
@@ -68,6 +74,15 @@ async def _measure(model_dir: Path, args: argparse.Namespace) -> dict[str, float
         "concurrent per CPU s": run.requests / concurrent_cpu_s,
         "one at a time per CPU s": len(alone) / one_cpu_s,
     }
+
+
+def _cpu_s() -> float:
+    """CPU seconds of this process and of its running children (engine processes), every thread of each."""
+    total = 0.0
+    for pid in ["self", *(str(child.pid) for child in multiprocessing.active_children())]:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime, stime
+    return total
 
 
 def _child(tree: Path, model_dir: Path, args: argparse.Namespace) -> None:
@@ -107,6 +122,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="the after tree's engine in this many lanes of one onnxruntime thread each (BatchingSettings.lanes)",
     )
     parser.add_argument(
+        "--after-processes",
+        type=int,
+        default=1,
+        help="the after tree's engine in this many engine processes, the --threads shared out among them "
+        "(BatchingSettings.processes)",
+    )
+    parser.add_argument(
         "--after-variant",
         default=None,
         help="the after tree's variant (fp32, int8, auto: ATENTO_VARIANT); default: the manifest's, as the before tree",
@@ -136,6 +158,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--draft-tokens", type=int, default=0, help=argparse.SUPPRESS)  # the child's
     parser.add_argument("--lanes", type=int, default=1, help=argparse.SUPPRESS)  # the child's
+    parser.add_argument("--processes", type=int, default=1, help=argparse.SUPPRESS)  # the child's
     parser.add_argument("--variant", default=None, help=argparse.SUPPRESS)  # the child's
     parser.add_argument("--child", type=Path, default=None, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -156,6 +179,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             command += ["--token-logprobs"] if args.token_logprobs else []
             configured = name == "after" or args.both
             command += ["--lanes", str(args.after_lanes if configured else 1)]
+            if configured and args.after_processes > 1:
+                command += ["--processes", str(args.after_processes)]
             if configured and args.after_draft_tokens:
                 command += ["--draft-tokens", str(args.after_draft_tokens)]
             if configured and args.after_variant is not None:

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from service.engine import AttentionSpec, Engine, GenerationParams, GenerationResult
+from service.engine import AttentionSpec, Engine, EngineClient, GenerationParams, GenerationResult
 from service.engine.settings import BatchingSettings, RuntimeSettings
 
 INPUTS = Path(__file__).resolve().parent.parent / "deploy" / "loadtest" / "inputs.tsv"
@@ -52,18 +52,25 @@ def make_engine(
     runtime: dict[str, object] | None = None,
     lanes: int = 1,
     draft_tokens: int = 0,
-) -> Engine:
+    processes: int = 1,
+) -> EngineClient:
     """An engine configured as `python -m service` runs one, except the batch limits: its sessions share
     the process's thread pool. `decoder_spinning` True or False gives each session a pool of its own,
     the decoder's spinning as said (in a process where the shared pool exists, onnxruntime refuses);
     `runtime` overrides any other RuntimeSettings field; `lanes` batches of max_batch_size / lanes rows each;
-    `draft_tokens` as BatchingSettings.draft_tokens."""
+    `draft_tokens` as BatchingSettings.draft_tokens; `processes` engine processes (BatchingSettings.processes),
+    each with `threads` onnxruntime threads."""
     settings = RuntimeSettings(intra_op_threads=threads, shared_thread_pool=True)
     if decoder_spinning is not None:
         settings = settings.model_copy(update={"shared_thread_pool": False, "decoder_allow_spinning": decoder_spinning})
     if runtime:
         settings = RuntimeSettings.model_validate({**settings.model_dump(), **runtime})
-    return Engine(
+    kind: Any = Engine
+    if processes != 1:  # imported only then: bench.trees runs this module against older trees too
+        from service.engine.replicas import ReplicatedEngine
+
+        kind = ReplicatedEngine
+    return kind(
         model_dir,
         variant=variant,
         device=device,
@@ -76,6 +83,7 @@ def make_engine(
             # Only when asked: bench.trees runs this module against older trees' settings, without lanes.
             **({"lanes": lanes} if lanes != 1 else {}),
             **({"draft_tokens": draft_tokens} if draft_tokens else {}),
+            **({"processes": processes} if processes != 1 else {}),
         ),
     )
 
@@ -90,7 +98,7 @@ def generate_request(params_type: Any, *, token_logprobs: bool) -> Any:
 
 
 async def closed_loop(
-    engine: Engine,
+    engine: EngineClient,
     texts: Sequence[str],
     params: GenerationParams,
     *,
@@ -112,7 +120,9 @@ async def closed_loop(
     return _run([r for r in results if r is not None], time.perf_counter() - started)  # in the texts' order
 
 
-async def static_batches(engine: Engine, texts: Sequence[str], params: GenerationParams, *, batch_size: int) -> Run:
+async def static_batches(
+    engine: EngineClient, texts: Sequence[str], params: GenerationParams, *, batch_size: int
+) -> Run:
     """Static batching: wait for a full batch, run it to completion, only then start the next one."""
     results: list[GenerationResult] = []
     started = time.perf_counter()
@@ -123,7 +133,7 @@ async def static_batches(engine: Engine, texts: Sequence[str], params: Generatio
 
 
 async def all_at_once(
-    engine: Engine, texts: Sequence[str], params: GenerationParams, *, attention: AttentionSpec | None = None
+    engine: EngineClient, texts: Sequence[str], params: GenerationParams, *, attention: AttentionSpec | None = None
 ) -> Run:
     """Every text submitted at once (a batch of len(texts) when max_batch_size allows it)."""
     started = time.perf_counter()
@@ -133,13 +143,15 @@ async def all_at_once(
 
 
 async def serve_one_at_a_time(
-    engine: Engine, inputs: Sequence[str], params: GenerationParams
+    engine: EngineClient, inputs: Sequence[str], params: GenerationParams
 ) -> list[GenerationResult]:
     """Each input submitted once the previous one finished: the baseline continuous batching is measured against."""
     return [await engine.submit(text, params, stream=False).result() for text in inputs]
 
 
-async def serve_concurrently(engine: Engine, inputs: Sequence[str], params: GenerationParams) -> list[GenerationResult]:
+async def serve_concurrently(
+    engine: EngineClient, inputs: Sequence[str], params: GenerationParams
+) -> list[GenerationResult]:
     """Every input submitted at once; the results in the inputs' order."""
     handles = [engine.submit(text, params, stream=False) for text in inputs]
     return list(await asyncio.gather(*(h.result() for h in handles)))

@@ -13,6 +13,10 @@ from typing import Protocol
 from service.engine.observer import EngineObserver
 from service.engine.types import AttentionSpec, EngineStats, GenerationParams, GenerationResult, ModelInfo, TokenEvent
 
+# Inputs at least this long are tokenized (and segmented) in a worker thread before they are submitted
+# (EngineClient.prepare): a 100,000-character input costs the tokenizer and the segmenter most of a second.
+LONG_INPUT_CHARS = 2_000
+
 
 class GenerationHandle(Protocol):
     """One submitted request as its caller sees it (`RequestHandle` is the engine's)."""
@@ -23,6 +27,10 @@ class GenerationHandle(Protocol):
     def __aiter__(self) -> AsyncIterator[TokenEvent]: ...
 
     def result(self) -> asyncio.Future[GenerationResult]: ...
+
+    # Done once the engine has taken the request, raising its refusal (a ServingError) otherwise. An engine in
+    # this process refuses within submit; engine processes (replicas.py) answer a moment later.
+    def admitted(self) -> asyncio.Future[None]: ...
 
     def cancel(self, reason: str = "disconnect") -> None: ...
 

@@ -37,7 +37,7 @@ from service.engine.runner import OnnxRunner, Runner, runs_on_cpu
 from service.engine.scheduler import BatchPolicy, PendingRequest, Scheduler
 from service.engine.settings import BatchingSettings, RuntimeSettings
 from service.engine.text_cache import TextMemo
-from service.engine.tokenizer import Tokenizer, load_tokenizers, special_labels
+from service.engine.tokenizer import ModelTokenizers, Tokenizer, load_tokenizers, special_labels
 from service.engine.types import AttentionSpec, EngineStats, GenerationParams, ModelInfo
 from service.engine.variant_choice import cpu_flags
 from service.engine.worker import EngineLoop, Entry
@@ -64,6 +64,16 @@ class _Loaded:
 
 
 RunnerFactory = Callable[[ModelFiles], Runner]
+
+
+def model_tokenizers(model: ModelFiles) -> tuple[ModelLanguages | None, ModelTokenizers]:
+    """The model directory's languages (manifest["languages"]) and its tokenizers, sources led by a language
+    code where the languages say so."""
+    languages = ModelLanguages.from_manifest(model.manifest.get("languages"), where=str(model.directory / MANIFEST))
+    tokenizers = load_tokenizers(
+        model, leading_codes=languages.codes if languages is not None and languages.in_source else None
+    )
+    return languages, tokenizers
 
 
 class Engine:
@@ -134,10 +144,7 @@ class Engine:
             cpu_flags=cpu_flags() if onnxruntime else frozenset(),
         )
         logger.info("model %s/%s: variant %s (%s)", model.name, model.version, model.variant, model.variant_reason)
-        languages = ModelLanguages.from_manifest(model.manifest.get("languages"), where=str(model.directory / MANIFEST))
-        tokenizers = load_tokenizers(
-            model, leading_codes=languages.codes if languages is not None and languages.in_source else None
-        )
+        languages, tokenizers = model_tokenizers(model)
         tokenizer, output_tokenizer = tokenizers.source, tokenizers.output
         output_tokenizer.detokenizer()  # builds and checks its byte table now, not in the first request
         if self._runner_factory is not None:

@@ -16,6 +16,13 @@ from service.engine.types import GenerationResult, TokenEvent
 _DONE = object()  # end-of-stream marker in a handle's token queue
 
 
+def admitted_at_submit() -> asyncio.Future[None]:
+    """`admitted()` of a handle whose engine took the request within submit (and raised there if it did not)."""
+    admitted: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+    admitted.set_result(None)
+    return admitted
+
+
 class RequestHandle:
     """One submitted request: iterate it for tokens, await result() for the whole generation."""
 
@@ -55,6 +62,11 @@ class RequestHandle:
         cancelled. A future rather than a coroutine, so that gathering many handles creates no tasks;
         cancelling the awaiting caller leaves the request running (cancel() stops it)."""
         return asyncio.shield(self._result)
+
+    def admitted(self) -> asyncio.Future[None]:
+        """Done once the engine has taken the request; raises its refusal (Overloaded, InputTooLong, ...). This
+        engine decides within submit, so it is done at once; engine processes (replicas.py) decide later."""
+        return admitted_at_submit()
 
     def cancel(self, reason: str = "disconnect") -> None:
         """Free this request's batch slot at the next step (no-op once finished)."""

@@ -14,7 +14,7 @@ from dataclasses import replace
 
 from service.engine.case_folding import CaseFolding, CaseRestorer
 from service.engine.edit_guard import EditGuard, RevertedEdit
-from service.engine.handle import RequestHandle
+from service.engine.handle import RequestHandle, admitted_at_submit
 from service.engine.segmentation import Segmented
 from service.engine.types import GenerationResult, TokenEvent
 
@@ -174,6 +174,10 @@ class JoinedHandle:
     def result(self) -> asyncio.Future[GenerationResult]:
         """Await it for the joined result; raises the first failure of any piece."""
         return asyncio.shield(self._result)
+
+    def admitted(self) -> asyncio.Future[None]:
+        """Every piece was taken within submit (a refused one undid the others there)."""
+        return admitted_at_submit()
 
     def cancel(self, reason: str = "disconnect") -> None:
         """Cancel every piece (each is counted as a cancellation)."""

@@ -35,6 +35,17 @@ class BatchingSettings(BaseModel):
         description="Independent batches, each stepped by its own worker thread over the same sessions; "
         "max_batch_size, max_tokens_in_flight and max_queue are shared out among them.",
     )
+    # A process is a whole engine of its own (its lanes, tokenizing, edit guard, sessions and GIL); the
+    # serving process only routes requests to them. Two lanes in one process waited for its one GIL a third of
+    # the time on two cores (BENCHMARKS.md, issue 23: engine processes).
+    processes: int = Field(
+        1,
+        ge=1,
+        le=64,
+        description="Engine processes, each a whole engine (lanes, text work, onnxruntime sessions) that the "
+        "serving process routes requests to; max_batch_size, max_tokens_in_flight and max_queue are shared out "
+        "among them, and so are the cores when intra_op_threads is 0.",
+    )
     # When the engine is idle, wait up to this long for more arrivals so their encoder passes batch.
     max_wait_ms: float = Field(
         0.0,
@@ -55,9 +66,25 @@ class BatchingSettings(BaseModel):
 
     @model_validator(mode="after")
     def _check_lanes(self) -> BatchingSettings:
-        if self.lanes > self.max_batch_size:
-            raise ValueError(f"lanes ({self.lanes}) must be at most max_batch_size ({self.max_batch_size})")
+        if self.lanes * self.processes > self.max_batch_size:
+            raise ValueError(
+                f"lanes x processes ({self.lanes} x {self.processes}) must be at most max_batch_size "
+                f"({self.max_batch_size})"
+            )
         return self
+
+    def process_share(self) -> BatchingSettings:
+        """One engine process's limits: the batch rows, token budget and queue divided among the processes."""
+        if self.processes == 1:
+            return self
+        return self.model_copy(
+            update={
+                "max_batch_size": self.max_batch_size // self.processes,
+                "max_tokens_in_flight": max(1, self.max_tokens_in_flight // self.processes),
+                "max_queue": -(-self.max_queue // self.processes),
+                "processes": 1,
+            }
+        )
 
     def lane_share(self) -> BatchingSettings:
         """One lane's limits: the batch rows, token budget and queue divided among the lanes."""

@@ -17,7 +17,8 @@ from pathlib import Path
 from fastapi import Depends, FastAPI
 from fastapi.staticfiles import StaticFiles
 
-from service.engine import Engine, EngineClient
+from service.engine import EngineClient
+from service.engine.replicas import build_engine
 from service.engine.repository import ModelRepository
 from service.engine.repository_poll import RepositoryPoller
 from service.http.auth import require_api_key
@@ -70,7 +71,7 @@ async def cut_off(app: FastAPI) -> None:
 
 
 def _build_engine(settings: ServiceSettings, metrics: Metrics) -> EngineClient:
-    return Engine(
+    return build_engine(
         settings.model_dir,
         variant=settings.variant,
         device=settings.device,
@@ -85,7 +86,7 @@ def _build_repository(settings: ServiceSettings, metrics: Metrics) -> ModelRepos
     """The repository of `settings.model_repository`: an Engine per version, each with its own metrics."""
 
     def build(directory: Path, name: str, version: str) -> EngineClient:
-        engine = Engine(
+        engine = build_engine(
             directory,
             variant=settings.variant,
             device=settings.device,

@@ -26,6 +26,7 @@ from service.engine import (
     TokenEvent,
 )
 from service.engine.errors import DeadlineExceeded, InputTooLong, ModelLoadError, ModelNotReady, Overloaded
+from service.engine.handle import admitted_at_submit
 from service.engine.observer import NoObserver
 
 EOS = 2
@@ -77,6 +78,9 @@ class FakeHandle:
 
     def result(self) -> asyncio.Future[GenerationResult]:
         return asyncio.shield(self._result)
+
+    def admitted(self) -> asyncio.Future[None]:
+        return admitted_at_submit()
 
     def cancel(self, reason: str = "disconnect") -> None:
         if self.cancel_reason is None and not self._result.done():

@@ -10,6 +10,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import httpx
@@ -194,6 +195,49 @@ def test_python_m_service_sigterm_drains(tiny_model_dir, tmp_path):
         # The request finished during the drain, not before the signal: its access line follows "draining".
         assert "draining" in log and '"route": "/generate", "status": 200' in log, log
         assert log.index("draining") < log.index('"route": "/generate", "status": 200'), log
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+
+
+def test_python_m_service_with_engine_processes(tiny_model_dir, live_server):
+    """`--batching.processes 2`: the same answers as one engine, a stream's refusal as its HTTP status (not an
+    error event after a 200), the engine processes' metrics on /metrics, and SIGTERM ends them with the server."""
+    port_probe = __import__("socket").socket()
+    port_probe.bind(("127.0.0.1", 0))
+    port = port_probe.getsockname()[1]
+    port_probe.close()
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "ATENTO_LOG_FORMAT": "json"}
+    command = [sys.executable, "-m", "service", "--model-dir", str(tiny_model_dir), "--port", str(port)]
+    command += ["--max-new-tokens-limit", "64", "--batching.processes", "2"]
+    proc = subprocess.Popen(command, cwd=ROOT, env=env, stderr=subprocess.PIPE, text=True)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_process_ready(proc, url, timeout_s=120)
+        # Children of every thread: the engine processes are started from a worker thread.
+        tasks = Path(f"/proc/{proc.pid}/task").glob("*/children")
+        children = [int(pid) for task in tasks for pid in task.read_text().split()]
+        assert len(children) >= 2  # the two engine processes (and multiprocessing's resource tracker)
+        body = {"inputs": "Tengo 21 años.", "parameters": {"max_new_tokens": 32, "details": True}}
+        ours = httpx.post(f"{url}/generate", json=body, timeout=60)
+        theirs = httpx.post(f"{live_server.url}/generate", json=body, timeout=60)
+        assert ours.status_code == 200, ours.text
+        assert ours.json()["generated_text"] == theirs.json()["generated_text"]
+        stream = httpx.post(f"{url}/generate_stream", json=body, timeout=60)
+        events = [json.loads(line[5:]) for line in stream.text.splitlines() if line.startswith("data:")]
+        assert events[-1]["generated_text"] == ours.json()["generated_text"]
+        too_long = httpx.post(f"{url}/generate_stream", json={"inputs": "uno " * 1000}, timeout=60)
+        assert too_long.status_code == 413, too_long.text
+        assert too_long.json()["error_type"] == "input_too_long"
+        metrics = httpx.get(f"{url}/metrics", timeout=10).text
+        steps = [line for line in metrics.splitlines() if line.startswith("atento_batch_size_count")]
+        assert steps and float(steps[0].split()[-1]) > 0, steps
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=60) == 0
+        deadline = time.monotonic() + 10  # multiprocessing's resource tracker ends a moment after its parent
+        while any(Path(f"/proc/{pid}").exists() for pid in children) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not any(Path(f"/proc/{pid}").exists() for pid in children)
     finally:
         if proc.poll() is None:
             proc.kill()

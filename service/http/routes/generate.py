@@ -23,6 +23,7 @@ from service.engine import (
     GenerationResult,
     TokenEvent,
 )
+from service.engine.client import LONG_INPUT_CHARS
 from service.engine.errors import InputTooLong, InvalidInput, ServingError
 from service.http.attention_body import (
     FINISH_REASONS,
@@ -161,11 +162,6 @@ def response_body(engine: EngineClient, text: str, p: GenerateParameters, result
             output_labels=engine.info.output_labels,
         )
     return body
-
-
-# Inputs at least this long are tokenized (and segmented) in a worker thread before they are submitted:
-# a 100,000-character input costs the tokenizer and the segmenter most of a second.
-LONG_INPUT_CHARS = 2_000
 
 
 async def prepare_long_inputs(engine: EngineClient, texts: list[str]) -> None:
@@ -329,6 +325,11 @@ async def _generate_stream(request: Request, body: GenerateRequest) -> Response:
     )
     await prepare_long_inputs(engine, [body.inputs])
     handle = engine.submit(body.inputs, params)
+    try:
+        await handle.admitted()  # a refusal is the response's status, not an error event after a 200
+    except asyncio.CancelledError:
+        handle.cancel("disconnect")
+        raise
     return EventStreamResponse(
         _stream_events(handle, body.inputs, body.parameters),
         on_disconnect=lambda: handle.cancel("disconnect"),

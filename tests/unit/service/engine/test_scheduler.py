@@ -145,6 +145,13 @@ def test_lanes_share_out_the_batching_limits() -> None:
     assert (share.max_batch_size, share.max_tokens_in_flight, share.max_queue, share.lanes) == (16, 8192, 128, 1)
     with pytest.raises(ValidationError, match="at most max_batch_size"):
         BatchingSettings(max_batch_size=2, lanes=3)
+    # Engine processes share the limits out first, then each process's lanes share its part.
+    settings = BatchingSettings(max_batch_size=32, max_tokens_in_flight=16384, max_queue=255, processes=2, lanes=2)
+    process = settings.process_share()
+    assert (process.max_batch_size, process.max_queue, process.processes, process.lanes) == (16, 128, 1, 2)
+    assert process.lane_share().max_batch_size == 8
+    with pytest.raises(ValidationError, match="lanes x processes"):
+        BatchingSettings(max_batch_size=4, lanes=2, processes=3)
 
 
 def test_pieces_of_a_document_take_turns_with_other_requests() -> None:
