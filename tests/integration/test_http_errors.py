@@ -140,7 +140,7 @@ def test_a_repository_is_ready_only_once_every_model_is(tmp_path, monkeypatch):
     for name in ("fast", "slow"):
         (tmp_path / name / "1").mkdir(parents=True)
     engines = {"fast": FakeEngine(), "slow": FakeEngine(start_delay_s=1.5)}
-    monkeypatch.setattr(app_module, "Engine", lambda directory, **_settings: engines[directory.parent.name])
+    monkeypatch.setattr(app_module, "build_engine", lambda directory, **_settings: engines[directory.parent.name])
     settings = make_settings(model_repository=tmp_path, default_model="fast")
     with serve(app_module.create_app(settings), wait_ready=False) as s:
         answered_while_loading = 0
