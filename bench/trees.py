@@ -21,8 +21,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import multiprocessing
-import os
 import statistics
 import subprocess
 import sys
@@ -39,6 +37,7 @@ async def _measure(model_dir: Path, args: argparse.Namespace) -> dict[str, float
     variant, lane_threads, draft_tokens = args.variant, args.after_lane_threads, args.draft_tokens
     processes = args.processes
     from bench.workload import bundled_texts, closed_loop, generate_request, make_engine, serve_one_at_a_time
+    from bench.workload import process_cpu_s as _cpu_s
     from service.engine import GenerationParams
 
     chosen: dict[str, Any] = {} if variant is None else {"variant": variant}
@@ -74,15 +73,6 @@ async def _measure(model_dir: Path, args: argparse.Namespace) -> dict[str, float
         "concurrent per CPU s": run.requests / concurrent_cpu_s,
         "one at a time per CPU s": len(alone) / one_cpu_s,
     }
-
-
-def _cpu_s() -> float:
-    """CPU seconds of this process and of its running children (engine processes), every thread of each."""
-    total = 0.0
-    for pid in ["self", *(str(child.pid) for child in multiprocessing.active_children())]:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime, stime
-    return total
 
 
 def _child(tree: Path, model_dir: Path, args: argparse.Namespace) -> None:
