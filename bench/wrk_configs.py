@@ -19,20 +19,15 @@ import json
 import os
 import re
 import shutil
-import signal
-import socket
 import statistics
 import subprocess
-import sys
 import tempfile
-import time
 from collections.abc import Sequence
 from pathlib import Path
 
-import httpx
-
 from bench.report import machine
 from bench.workload import INPUTS
+from deploy.loadtest.local_server import local_server
 
 DEFAULT_CONFIGS = (
     "one=",
@@ -56,13 +51,6 @@ def wrk_script(inputs: Path = INPUTS) -> str:
         "  return wrk.format(nil, nil, nil, bodies[next_body])\n"
         "end\n"
     )
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
 
 
 def _cpu_s(pid: int) -> float:
@@ -94,38 +82,14 @@ def _wrk(url: str, script: Path, *, connections: int, seconds: int) -> dict[str,
 
 
 def measure(env: dict[str, str], model_dir: Path, script: Path, *, connections: int, seconds: int) -> dict[str, float]:
-    """One configuration once: start the server, warm up, measure, SIGTERM."""
-    port = _free_port()
-    url = f"http://127.0.0.1:{port}"
-    server_env = {**os.environ, **env, "ATENTO_PORT": str(port), "ATENTO_MODEL_DIR": str(model_dir)}
-    server = subprocess.Popen(
-        [sys.executable, "-m", "service"], env=server_env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-    )
-    try:
-        deadline = time.monotonic() + _READY_TIMEOUT_S
-        while True:
-            if server.poll() is not None:
-                raise RuntimeError(f"python -m service exited with {server.returncode} ({env})")
-            try:
-                if httpx.get(f"{url}/health/ready", timeout=5).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"python -m service never became ready ({env})")
-            time.sleep(0.1)
-        _wrk(f"{url}/generate", script, connections=connections, seconds=3)  # warm-up
-        cpu = _cpu_s(server.pid)
-        figures = _wrk(f"{url}/generate", script, connections=connections, seconds=seconds)
-        figures["CPU s a request (ms)"] = 1000 * (_cpu_s(server.pid) - cpu) / (figures["requests/s"] * seconds)
+    """One configuration once: start the server (`python -m service`'s defaults, then `env`), warm up, measure,
+    stop it."""
+    with local_server(model_dir, max_batch_size=32, threads=0, device="auto", environment=env) as server:
+        _wrk(f"{server.url}/generate", script, connections=connections, seconds=3)  # warm-up
+        cpu = _cpu_s(server.process.pid)
+        figures = _wrk(f"{server.url}/generate", script, connections=connections, seconds=seconds)
+        figures["CPU s a request (ms)"] = 1000 * (_cpu_s(server.process.pid) - cpu) / (figures["requests/s"] * seconds)
         return figures
-    finally:
-        server.send_signal(signal.SIGTERM)
-        try:
-            server.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
 
 
 def _config(text: str) -> tuple[str, dict[str, str]]:

@@ -13,7 +13,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -43,8 +43,10 @@ def local_server(
     ready_timeout_s: float = 300.0,
     log: Path | None = None,
     decoder_spinning: bool | None = None,
+    environment: Mapping[str, str] | None = None,
 ) -> Iterator[LocalServer]:
-    """Serve `model_dir`; yields once healthy. Raises RuntimeError when it exits or never gets ready."""
+    """Serve `model_dir`; yields once healthy. Raises RuntimeError when it exits or never gets ready.
+    `environment`: ATENTO_* variables over the ones these arguments set (threads 0 = onnxruntime's default)."""
     port = free_port()
     env = {
         **os.environ,
@@ -62,6 +64,7 @@ def local_server(
     if decoder_spinning is not None:  # a pool per session, as bench.workload.make_engine does
         env["ATENTO_RUNTIME__SHARED_THREAD_POOL"] = "false"
         env["ATENTO_RUNTIME__DECODER_ALLOW_SPINNING"] = "true" if decoder_spinning else "false"
+    env.update(environment or {})
     output = open(log, "wb") if log is not None else subprocess.DEVNULL  # noqa: SIM115 - closed below
     process = subprocess.Popen(
         [sys.executable, "-m", "service"], cwd=ROOT, env=env, stdout=output, stderr=subprocess.STDOUT

@@ -88,14 +88,19 @@ class BatchingSettings(BaseModel):
 
     def lane_share(self) -> BatchingSettings:
         """One lane's limits: the batch rows, token budget and queue divided among the lanes."""
-        if self.lanes == 1:
-            return self
+        return self if self.lanes == 1 else self._divided(self.lanes, lanes=1)
+
+    def process_share(self) -> BatchingSettings:
+        """One engine process's limits: the batch rows, token budget and queue divided among the processes."""
+        return self if self.processes == 1 else self._divided(self.processes, processes=1)
+
+    def _divided(self, parts: int, **update: int) -> BatchingSettings:
         return self.model_copy(
             update={
-                "max_batch_size": self.max_batch_size // self.lanes,
-                "max_tokens_in_flight": max(1, self.max_tokens_in_flight // self.lanes),
-                "max_queue": -(-self.max_queue // self.lanes),
-                "lanes": 1,
+                "max_batch_size": self.max_batch_size // parts,
+                "max_tokens_in_flight": max(1, self.max_tokens_in_flight // parts),
+                "max_queue": -(-self.max_queue // parts),
+                **update,
             }
         )
 
