@@ -73,19 +73,6 @@ class BatchingSettings(BaseModel):
             )
         return self
 
-    def process_share(self) -> BatchingSettings:
-        """One engine process's limits: the batch rows, token budget and queue divided among the processes."""
-        if self.processes == 1:
-            return self
-        return self.model_copy(
-            update={
-                "max_batch_size": self.max_batch_size // self.processes,
-                "max_tokens_in_flight": max(1, self.max_tokens_in_flight // self.processes),
-                "max_queue": -(-self.max_queue // self.processes),
-                "processes": 1,
-            }
-        )
-
     def lane_share(self) -> BatchingSettings:
         """One lane's limits: the batch rows, token budget and queue divided among the lanes."""
         return self if self.lanes == 1 else self._divided(self.lanes, lanes=1)
