@@ -373,6 +373,11 @@ class Limits(BaseModel):
     request_timeout_s: float | None
     max_batch_size: int
     max_queue: int
+    lanes: int = Field(description="Batches stepped side by side in each engine process (ATENTO_BATCHING__LANES).")
+    engine_processes: int = Field(
+        description="Whole engines in processes of their own behind this server (ATENTO_BATCHING__PROCESSES); "
+        "max_batch_size and max_queue are shared out among them."
+    )
 
 
 class Languages(BaseModel):

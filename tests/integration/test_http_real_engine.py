@@ -229,6 +229,7 @@ def test_python_m_service_with_engine_processes(tiny_model_dir, live_server):
         too_long = httpx.post(f"{url}/generate_stream", json={"inputs": "uno " * 1000}, timeout=60)
         assert too_long.status_code == 413, too_long.text
         assert too_long.json()["error_type"] == "input_too_long"
+        assert httpx.get(f"{url}/info", timeout=10).json()["limits"]["engine_processes"] == 2
         metrics = httpx.get(f"{url}/metrics", timeout=10).text
         steps = [line for line in metrics.splitlines() if line.startswith("atento_batch_size_count")]
         assert steps and float(steps[0].split()[-1]) > 0, steps

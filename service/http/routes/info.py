@@ -60,6 +60,8 @@ def info_body(info: ModelInfo, settings: ServiceSettings) -> dict[str, Any]:
             "request_timeout_s": settings.request_timeout_s,
             "max_batch_size": settings.batching.max_batch_size,
             "max_queue": settings.batching.max_queue,
+            "lanes": settings.batching.lanes,
+            "engine_processes": settings.batching.processes,
         },
         "languages": None if info.languages is None else dict(info.languages),
         "version": _atento_version(),
