@@ -33,6 +33,7 @@ import socket
 import struct
 import traceback
 import uuid
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -324,6 +325,8 @@ class _ReplicaServer:
             task.cancel()
         await outbox.drain()
         writer.close()
+        with contextlib.suppress(Exception):  # its last frames sent before the process ends
+            await asyncio.wait_for(writer.wait_closed(), _STOP_MARGIN_S)
 
     def _stats(self) -> tuple[int, int, int]:
         stats = self._engine.stats()
@@ -440,6 +443,13 @@ class _ReplicaServer:
 # ---- the serving process ----
 
 
+def _kill_if_running(process: Any) -> None:
+    """SIGKILL a started engine process that has not exited (its SIGTERM is ignored)."""
+    if process is not None and process.pid is not None and process.exitcode is None:
+        with contextlib.suppress(ProcessLookupError, OSError):
+            process.kill()
+
+
 class _RelayedHandle(RequestHandle):
     """A request in an engine process, as its caller sees it: admitted, refused, tokens, result."""
 
@@ -482,30 +492,46 @@ class _ReplicaLink:
         self.closed = asyncio.Event()
         self.info: ModelInfo | None = None
         self._process: Any = None  # multiprocessing's SpawnProcess
+        self._socket: socket.socket | None = None  # ours of the pair, until a stream writer owns it
+        self._writer: asyncio.StreamWriter | None = None
         self._outbox: _Outbox | None = None
         self._reading: asyncio.Task[None] | None = None
 
     async def start(self) -> ModelInfo:
-        """Spawn the engine process and wait for its engine to load. Raises ModelLoadError."""
+        """Spawn the engine process and wait for its engine to load. Raises ModelLoadError; cancelled or failed,
+        the process is killed."""
         ours, theirs = socket.socketpair()
+        self._socket = ours
         context = multiprocessing.get_context("spawn")  # fork would copy this process's threads' locks
         self._process = context.Process(
             target=serve_replica,
             args=(self._recipe, theirs, self.number),
             name=f"atento-engine-process-{self.number}",
-            daemon=True,  # ended with this process, whatever way it ends
+            daemon=True,
         )
         try:
-            await asyncio.to_thread(self._process.start)
+            # On this thread: a fork and an exec, milliseconds. In a worker thread a cancel could close `theirs`
+            # while spawn still pickles it.
+            self._process.start()
         finally:
             theirs.close()
+        # It ignores SIGTERM (the serving process stops it), and multiprocessing's exit handler would wait forever
+        # after one: killed instead at exit, or once this link is garbage, if still running then.
+        weakref.finalize(self, _kill_if_running, self._process)
+        try:
+            return await self._handshake(ours)
+        except BaseException:
+            self.abandon()
+            raise
+
+    async def _handshake(self, ours: socket.socket) -> ModelInfo:
         reader, writer = await asyncio.open_unix_connection(sock=ours)
+        self._writer, self._socket = writer, None
         self._outbox = _Outbox(writer, lambda: (0, 0, 0))
         try:
             _, messages = await _read_frame(reader)
         except (asyncio.IncompleteReadError, ConnectionError):
             await asyncio.to_thread(self._process.join, 5.0)
-            writer.close()
             raise ModelLoadError(
                 f"engine process {self.number} exited with code {self._process.exitcode} while loading the model"
             ) from None
@@ -514,7 +540,6 @@ class _ReplicaLink:
             self._on_message(message)
         if first[0] != "ready":
             _, kind, text = first
-            writer.close()
             await asyncio.to_thread(self._process.join, 5.0)
             raise ModelLoadError(text if kind == "ModelLoadError" else f"{kind}: {text}")
         info: ModelInfo = first[1]
@@ -522,6 +547,16 @@ class _ReplicaLink:
         self.alive = True
         self._reading = asyncio.get_running_loop().create_task(self._read(reader))
         return info
+
+    def abandon(self) -> None:
+        """Give up on the engine process at once (a failed or cancelled start, a stop during one): kill it and
+        close the socket; it is reaped by `reap`, by multiprocessing's next start or at exit."""
+        self.stopping = True
+        for closable in (self._writer, self._socket):
+            if closable is not None:
+                closable.close()
+        _kill_if_running(self._process)
+        self._gone()
 
     def send(self, message: tuple[Any, ...]) -> None:
         assert self._outbox is not None
@@ -533,12 +568,17 @@ class _ReplicaLink:
 
     async def _read(self, reader: asyncio.StreamReader) -> None:
         """Dispatch the engine process's frames until its end of the socket closes (it exited). Cancelled (this
-        process's event loop is closing), it leaves the process to multiprocessing's exit handler."""
-        with contextlib.suppress(asyncio.IncompleteReadError, ConnectionError):
+        process's event loop is closing), it leaves the process to the exit's finalizer."""
+        try:
             while True:
                 self.stats, messages = await _read_frame(reader)
                 for message in messages:
                     self._on_message(message)
+        except (asyncio.IncompleteReadError, ConnectionError):
+            pass
+        except Exception:  # a frame this side cannot take: the process is of no use any more
+            logger.exception("engine process %s sent what could not be read: killing it", self.number)
+            _kill_if_running(self._process)
         self._gone()
 
     def _on_message(self, message: tuple[Any, ...]) -> None:
@@ -572,8 +612,12 @@ class _ReplicaLink:
             logging.getLogger(record.name).handle(record)
 
     def _gone(self) -> None:
-        """The engine process has exited (stopped, or died): settle what it still held."""
+        """The engine process has exited (stopped, or died): settle what it still held. Once."""
+        if self.closed.is_set():
+            return
         self.alive = False
+        if self._writer is not None:
+            self._writer.close()
         handles, self.handles = self.handles, {}
         if self.stopping:
             error: ServingError = ModelNotReady("the engine stopped before this request finished")
@@ -592,6 +636,8 @@ class _ReplicaLink:
             self._engine.restart_later(self)
 
     async def stop(self, *, drain: bool, timeout_s: float) -> None:
+        if not self.alive and not self.closed.is_set():  # still starting: nothing of it to drain
+            self.abandon()
         self.stopping = True
         if self.alive:
             self.send(("stop", drain, timeout_s))
@@ -600,16 +646,16 @@ class _ReplicaLink:
         await self.reap()
 
     async def reap(self) -> None:
-        """Wait briefly for the process to exit; kill it if it does not."""
-        if self._process is None or self._process.pid is None:
-            return
-        await asyncio.to_thread(self._process.join, 5.0)
-        if self._process.is_alive():
-            logger.warning("engine process %s did not exit: killing it", self.number)
-            self._process.kill()
+        """Wait briefly for the process to exit, kill it if it does not, and settle what it held."""
+        if self._process is not None and self._process.pid is not None:
             await asyncio.to_thread(self._process.join, 5.0)
-        if self._reading is not None and not self._reading.done():
-            self._reading.cancel()
+            if self._process.is_alive():
+                logger.warning("engine process %s did not exit: killing it", self.number)
+                self._process.kill()
+                await asyncio.to_thread(self._process.join, 5.0)
+        with contextlib.suppress(TimeoutError):  # its reader sees the socket's end and settles the requests
+            await asyncio.wait_for(self.closed.wait(), 1.0)
+        self._gone()
 
     @property
     def exit_code(self) -> int | None:
@@ -648,23 +694,35 @@ class ReplicatedEngine:
         self._encode: TextMemo[tuple[list[int], list[tuple[int, int]]]] | None = None
         self._request_numbers = itertools.count(1)  # ids unique within this engine (Engine's reason: no urandom)
         self._accepting = False
+        self._stopped = False  # stop() was called: no more starts or restarts
         self._restarts: set[asyncio.Task[None]] = set()
 
     async def start(self) -> None:
-        """Start every engine process and wait for their models to load. Raises ModelLoadError."""
+        """Start every engine process and wait for their models to load. Raises ModelLoadError (ModelNotReady when
+        stopped meanwhile); a failed or cancelled start leaves no process running."""
+        self._stopped = False
         recipe = self._recipe()
-        links = [_ReplicaLink(number, recipe, self) for number in range(self.batching.processes)]
-        started = await asyncio.gather(*(link.start() for link in links), return_exceptions=True)
-        failures = [outcome for outcome in started if isinstance(outcome, BaseException)]
-        if failures:
-            await asyncio.gather(*(link.stop(drain=False, timeout_s=0.0) for link in links if link.alive))
-            raise failures[0]
-        info = links[0].info
-        assert info is not None
-        # /info's limits are the whole engine's, not one process's share.
-        self._info = dataclasses.replace(info, limits=self.batching.model_dump())
-        self._encode = await asyncio.to_thread(self._source_encoder, info.variant)
-        self._links = links
+        # Known before they start, so that a stop() during the start ends them too.
+        self._links = [_ReplicaLink(number, recipe, self) for number in range(self.batching.processes)]
+        try:
+            started = await asyncio.gather(*(link.start() for link in self._links), return_exceptions=True)
+            failures = [outcome for outcome in started if isinstance(outcome, BaseException)]
+            if failures:
+                raise failures[0]
+            if self._stopped:
+                raise ModelNotReady("the engine was stopped while its processes loaded the model")
+            info = self._links[0].info
+            assert info is not None
+            # /info's limits are the whole engine's, not one process's share.
+            self._info = dataclasses.replace(info, limits=self.batching.model_dump())
+            self._encode = await asyncio.to_thread(self._source_encoder, info.variant)
+        except BaseException:
+            self._stopped = True  # no restart of a process that died meanwhile
+            for task in list(self._restarts):
+                task.cancel()
+            for link in self._links:
+                link.abandon()
+            raise
         self._accepting = True
 
     def _source_encoder(self, variant: str) -> TextMemo[tuple[list[int], list[tuple[int, int]]]]:
@@ -679,18 +737,14 @@ class ReplicatedEngine:
         async def restart() -> None:
             await dead.reap()
             logger.error("engine process %s exited with code %s: starting it again", number, dead.exit_code)
-            while self._accepting:
+            while not self._stopped:
                 await asyncio.sleep(_RESTART_DELAY_S)
-                link = _ReplicaLink(number, self._recipe(), self)
+                link = self._links[number] = _ReplicaLink(number, self._recipe(), self)  # stop() ends it too
                 try:
                     await link.start()
-                except Exception as error:
+                except Exception as error:  # it killed its process
                     logger.error("engine process %s failed to start again: %s", number, error)
                     continue
-                if not self._accepting:
-                    await link.stop(drain=False, timeout_s=0.0)
-                    return
-                self._links[number] = link
                 logger.info("engine process %s started again", number)
                 return
 
@@ -700,9 +754,10 @@ class ReplicatedEngine:
 
     async def stop(self, *, drain: bool = True, timeout_s: float = 30.0) -> None:
         """Stop accepting; each engine process drains (up to timeout_s) or fails what it holds, then exits."""
+        self._stopped = True
         self._accepting = False
         for task in list(self._restarts):
-            task.cancel()
+            task.cancel()  # its starting link kills its process
         await asyncio.gather(*(link.stop(drain=drain, timeout_s=timeout_s) for link in self._links))
 
     @property

@@ -5,6 +5,7 @@ back; a killed engine process fails only its requests and is started again; stop
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import multiprocessing
 import os
@@ -225,3 +226,22 @@ def test_an_engine_process_that_cannot_load_fails_the_start(tmp_path: Path) -> N
 
     asyncio.run(run())
     _wait_until(lambda: not multiprocessing.active_children(), timeout_s=10)
+
+
+def test_a_cancelled_start_leaves_no_process(tiny_model_dir: Path) -> None:
+    """A shutdown while the model loads (the app cancels the start, then stops the engine): no engine process is
+    left behind, whether it had loaded already or not."""
+    for delay_s in (0.05, 0.5, 3.0):
+        engine = build_engine(tiny_model_dir, runtime=RUNTIME, batching=BatchingSettings(max_batch_size=4, processes=2))
+
+        async def run(engine: Any = engine, delay_s: float = delay_s) -> None:
+            starting = asyncio.ensure_future(engine.start())
+            await asyncio.sleep(delay_s)
+            starting.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await starting
+            await engine.stop(drain=True, timeout_s=1)
+            assert not engine.ready
+
+        asyncio.run(run())
+        _wait_until(lambda: not multiprocessing.active_children(), timeout_s=10)
