@@ -28,16 +28,16 @@ from service.engine.errors import (
 from service.engine.executor import BatchExecutor, ModelShape, Request, SpecialIds
 from service.engine.handle import RequestHandle
 from service.engine.joined_handle import JoinedHandle
-from service.engine.model_dir import MANIFEST, ModelFiles, load_model_directory
+from service.engine.model_dir import ModelFiles, load_model_directory
 from service.engine.observer import EngineObserver, NoObserver
 from service.engine.openvino_runner import OpenVinoRunner
 from service.engine.pieces import TextRules
-from service.engine.request_rules import ModelLanguages, request_rules, with_languages
+from service.engine.request_rules import ModelLanguages, model_tokenizers, request_rules, with_languages
 from service.engine.runner import OnnxRunner, Runner, runs_on_cpu
 from service.engine.scheduler import BatchPolicy, PendingRequest, Scheduler
 from service.engine.settings import BatchingSettings, RuntimeSettings
 from service.engine.text_cache import TextMemo
-from service.engine.tokenizer import ModelTokenizers, Tokenizer, load_tokenizers, special_labels
+from service.engine.tokenizer import Tokenizer, special_labels
 from service.engine.types import AttentionSpec, EngineStats, GenerationParams, ModelInfo
 from service.engine.variant_choice import cpu_flags
 from service.engine.worker import EngineLoop, Entry
@@ -64,16 +64,6 @@ class _Loaded:
 
 
 RunnerFactory = Callable[[ModelFiles], Runner]
-
-
-def model_tokenizers(model: ModelFiles) -> tuple[ModelLanguages | None, ModelTokenizers]:
-    """The model directory's languages (manifest["languages"]) and its tokenizers, sources led by a language
-    code where the languages say so."""
-    languages = ModelLanguages.from_manifest(model.manifest.get("languages"), where=str(model.directory / MANIFEST))
-    tokenizers = load_tokenizers(
-        model, leading_codes=languages.codes if languages is not None and languages.in_source else None
-    )
-    return languages, tokenizers
 
 
 class Engine:

@@ -12,6 +12,8 @@ from typing import Any, Protocol
 
 from service.engine.decoding_rules import DecodingRules
 from service.engine.errors import InvalidInput, ModelLoadError
+from service.engine.model_dir import MANIFEST, ModelFiles
+from service.engine.tokenizer import ModelTokenizers, load_tokenizers
 from service.engine.types import GenerationParams
 
 
@@ -141,3 +143,13 @@ def request_rules(
     bad_words = tuple(dict.fromkeys([*model_rules.bad_words, *(w for w in extra if w != (model_rules.eos,))]))
     ngram = model_rules.no_repeat_ngram_size if params.no_repeat_ngram_size is None else params.no_repeat_ngram_size
     return replace(model_rules, bad_words=bad_words, no_repeat_ngram_size=ngram, forced_bos=forced_bos)
+
+
+def model_tokenizers(model: ModelFiles) -> tuple[ModelLanguages | None, ModelTokenizers]:
+    """The model directory's languages (manifest["languages"]) and its tokenizers, sources led by a language
+    code where the languages say so."""
+    languages = ModelLanguages.from_manifest(model.manifest.get("languages"), where=str(model.directory / MANIFEST))
+    tokenizers = load_tokenizers(
+        model, leading_codes=languages.codes if languages is not None and languages.in_source else None
+    )
+    return languages, tokenizers

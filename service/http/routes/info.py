@@ -13,8 +13,8 @@ from fastapi import APIRouter, Request
 from fastapi.responses import FileResponse, JSONResponse, RedirectResponse, Response
 
 from service.engine import ModelInfo, ModelNotReady
+from service.http.info_schemas import InfoResponse
 from service.http.routes.generate import ERROR_RESPONSES
-from service.http.schemas import InfoResponse
 from service.http.settings import ServiceSettings
 from service.http.state import engine_of, settings_of
 

@@ -11,7 +11,8 @@ import pytest
 
 from service.engine.edit_guard import RevertedEdit
 from service.engine.errors import InferenceFailed, InputTooLong, Overloaded
-from service.engine.replicas import _RelayedHandle, packed_error, packed_result, unpacked_error, unpacked_result
+from service.engine.replica_link import RelayedHandle
+from service.engine.replica_wire import packed_error, packed_result, unpacked_error, unpacked_result
 from service.engine.types import Attention, GenerationResult, TokenEvent
 
 
@@ -57,13 +58,13 @@ def test_a_result_crosses_whole() -> None:
 def test_a_refusal_settles_both_admission_and_result() -> None:
     async def run() -> None:
         loop = asyncio.get_running_loop()
-        refused = _RelayedHandle("r1", loop, lambda request_id, reason: None, stream=True)
+        refused = RelayedHandle("r1", loop, lambda request_id, reason: None, stream=True)
         refused.finish(Overloaded("full"))
         with pytest.raises(Overloaded):
             await refused.admitted()
         with pytest.raises(Overloaded):
             await refused.result()
-        taken = _RelayedHandle("r2", loop, lambda request_id, reason: None, stream=False)
+        taken = RelayedHandle("r2", loop, lambda request_id, reason: None, stream=False)
         taken.admit()
         await taken.admitted()
         assert not taken.result().done()
