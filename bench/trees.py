@@ -36,8 +36,14 @@ async def _measure(model_dir: Path, args: argparse.Namespace) -> dict[str, float
     clients, requests, threads, lanes = args.clients, args.requests, args.threads, args.lanes
     variant, lane_threads, draft_tokens = args.variant, args.after_lane_threads, args.draft_tokens
     processes = args.processes
-    from bench.workload import bundled_texts, closed_loop, generate_request, make_engine, serve_one_at_a_time
-    from bench.workload import process_cpu_s as _cpu_s
+    from bench.workload import (
+        bundled_texts,
+        closed_loop,
+        generate_request,
+        make_engine,
+        process_cpu_s,
+        serve_one_at_a_time,
+    )
     from service.engine import GenerationParams
 
     chosen: dict[str, Any] = {} if variant is None else {"variant": variant}
@@ -55,14 +61,14 @@ async def _measure(model_dir: Path, args: argparse.Namespace) -> dict[str, float
         params = generate_request(GenerationParams, token_logprobs=args.token_logprobs)
         texts = bundled_texts(requests)
         await closed_loop(engine, texts[: 2 * clients], params, concurrency=clients)  # warm-up
-        cpu = _cpu_s()
+        cpu = process_cpu_s()
         run = await closed_loop(engine, texts, params, concurrency=clients)
-        concurrent_cpu_s = _cpu_s() - cpu
-        started, cpu = time.perf_counter(), _cpu_s()
+        concurrent_cpu_s = process_cpu_s() - cpu
+        started, cpu = time.perf_counter(), process_cpu_s()
         alone = texts[: max(8, requests // 8)]
         await serve_one_at_a_time(engine, alone, params)
         one = len(alone) / (time.perf_counter() - started)
-        one_cpu_s = _cpu_s() - cpu
+        one_cpu_s = process_cpu_s() - cpu
     finally:
         await engine.stop(timeout_s=30)
     return {

@@ -107,7 +107,7 @@ class _ReplicaServer:
         self._number = number
         self._handles: dict[str, GenerationHandle] = {}
         self._preparing: set[str] = set()  # long inputs tokenized in a thread before their submit
-        self._cancelled_early: dict[str, str] = {}  # of those, the ones cancelled meanwhile, and why
+        self._cancelled_early: set[str] = set()  # of those, the ones cancelled meanwhile
         self._tasks: set[asyncio.Task[None]] = set()
         self._stopped = asyncio.Event()
 
@@ -182,7 +182,7 @@ class _ReplicaServer:
             if handle is not None:
                 handle.cancel(reason)
             elif request_id in self._preparing:
-                self._cancelled_early[request_id] = reason
+                self._cancelled_early.add(request_id)
         elif kind == "stop":
             _, drain, timeout_s = message
             self._spawn(self._stop(drain=drain, timeout_s=timeout_s))
@@ -208,7 +208,7 @@ class _ReplicaServer:
             await asyncio.to_thread(self._engine.prepare, text)
         self._preparing.discard(request_id)
         if request_id in self._cancelled_early:
-            self._cancelled_early.pop(request_id)
+            self._cancelled_early.discard(request_id)
             self._outbox.send(("cancelled", request_id))
             return
         self._submit(request_id, text, params, attention, forced_target, stream)
