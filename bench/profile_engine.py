@@ -72,7 +72,19 @@ class _OnnxruntimeClock:
                 clock.wall[graph] += time.perf_counter() - started_wall
                 clock.calls[graph] += 1
 
+        def run_with_iobinding(self: Any, binding: Any, *args: Any, **kwargs: Any) -> Any:
+            # Bound calls are the decoder's: format 3's steps on the CPU, or CUDA's I/O binding.
+            started, started_wall = time.thread_time(), time.perf_counter()
+            try:
+                return original_bound(self, binding, *args, **kwargs)
+            finally:
+                clock.cpu["decoder"] += time.thread_time() - started
+                clock.wall["decoder"] += time.perf_counter() - started_wall
+                clock.calls["decoder"] += 1
+
+        original_bound: Callable[..., Any] = onnxruntime.InferenceSession.run_with_iobinding
         onnxruntime.InferenceSession.run = run
+        onnxruntime.InferenceSession.run_with_iobinding = run_with_iobinding
 
     def reset(self) -> None:
         for graph in self.cpu:
@@ -99,6 +111,8 @@ async def _drive(model_dir: Path, args: argparse.Namespace) -> None:
     chosen: dict[str, Any] = {} if args.variant is None else {"variant": args.variant}
     if args.lanes > 1:
         chosen["lanes"] = args.lanes
+    if args.format2_only:
+        chosen["runtime"] = {"gqa_decoder": False}
     engine = make_engine(model_dir, max_batch_size=clients, threads=args.threads, **chosen)
     await engine.start()
     try:
@@ -152,6 +166,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--top", type=int, default=30, help="functions listed per table")
     parser.add_argument("--variant", default=None, help="fp32 | int8 | auto (default: the manifest's)")
     parser.add_argument("--lanes", type=int, default=1, help="batches run side by side (BatchingSettings.lanes)")
+    parser.add_argument(
+        "--format2-only",
+        action="store_true",
+        help="no decoder format 3 (RuntimeSettings.gqa_decoder false): every step on the mask-reading graph",
+    )
     parser.add_argument(
         "--token-logprobs", action="store_true", help="requests ask for log-probabilities (default: as /generate, none)"
     )

@@ -15,6 +15,7 @@ from typing import Any
 import tokenizers
 
 from export.config import ExportConfig
+from export.gqa import add_gqa_decoders
 from export.graphs import check_graph, export_graphs
 from export.heldout import HeldOut, held_out_pairs
 from export.model_dir import FORMAT, graph_signature, staged_directory, tool_versions, write_manifest
@@ -164,6 +165,8 @@ def build_model_directory(config: ExportConfig, *, replace: bool = False) -> Bui
             },
         }
         write_manifest(staging, manifest)
+        # Format 3's decoders beside each CPU variant's, checked against them (export/gqa.py).
+        add_gqa_decoders(staging)
     return BuildResult(directory=target, manifest=json.loads((target / "manifest.json").read_text()), parity=report)
 
 

@@ -23,6 +23,7 @@ ONNX_DTYPES: dict[int, str] = {
     onnx.TensorProto.FLOAT: "float32",
     onnx.TensorProto.FLOAT16: "float16",
     onnx.TensorProto.INT64: "int64",
+    onnx.TensorProto.INT32: "int32",
     onnx.TensorProto.BOOL: "bool",
 }
 

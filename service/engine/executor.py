@@ -149,7 +149,7 @@ class BatchExecutor:
         """Write freshly encoded rows over dead rows in place; False (nothing written) when they don't fit.
 
         A steady stream of arrivals then costs no copy of the batch: a reused row's whole self-attention
-        history is masked (like left padding) and its position restarts at 0.
+        history is masked (its length is 0) and its position restarts at 0.
         """
         cache = self._cache
         dead = [row for row, owner in enumerate(self._owners) if owner is None]
@@ -341,9 +341,7 @@ class BatchExecutor:
         self._cache = out.cache  # no copy when the rows stay put
         self._rearrange(beams)
         if self._cache is not None:
-            self._cache = self._cache.trim_left_padding()
-            if drafts:
-                self._cache = self._cache.drop_masked_columns()
+            self._cache = self._cache.trim_padding()
 
     def _token_logprobs(self, logits: np.ndarray, chosen: list[int]) -> list[float | None]:
         """The chosen tokens' log-probabilities for the one-row requests that asked for them, None elsewhere."""

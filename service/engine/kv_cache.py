@@ -1,8 +1,10 @@
 """The batch's KV cache, the runners' inputs and outputs, and one decoder step's buffers: what every runner
 (onnxruntime's, OpenVINO's) shares, with no runtime imported. Split from runner.py.
 
-Rows of a KvCache may have different target lengths: they are left-padded, `self_mask` False on the
-padding, and each row's next position is its count of real cached tokens.
+Rows of a KvCache may have different target lengths: each row's real columns come first (columns 0 to its
+length - 1, `self_mask` True there) and padding after them, so each row's next position, and the column its
+next token's keys go to, is its length. A graph that reads each row's own length only (GroupQueryAttention)
+needs exactly that; the mask-reading graph (decoder format 2) reads the mask, wherever the real columns are.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ class KvCache:
 
     keys: np.ndarray  # (L, B, H, P, Dh) float32
     values: np.ndarray  # (L, B, H, P, Dh)
-    self_mask: np.ndarray  # (B, P) bool, False on left padding
+    self_mask: np.ndarray  # (B, P) bool: each row's first `length` columns True, its padding after them False
     cross_keys: np.ndarray  # (L, B, H, S, Dh), right-padded
     cross_values: np.ndarray  # (L, B, H, S, Dh)
     src_mask: np.ndarray  # (B, S) bool
@@ -55,57 +57,32 @@ class KvCache:
         index = np.asarray(rows, dtype=np.int64)
         self_mask = self.self_mask[index]
         src_mask = self.src_mask[index]
-        first = _first_real_column(self_mask)
+        real = _real_width(self_mask)
         width = int(np.flatnonzero(src_mask.any(axis=0)).max()) + 1 if src_mask.any() else 0
         return KvCache(
-            keys=self.keys[:, index, :, first:],
-            values=self.values[:, index, :, first:],
-            self_mask=self_mask[:, first:],
+            keys=self.keys[:, index, :, :real],
+            values=self.values[:, index, :, :real],
+            self_mask=self_mask[:, :real],
             cross_keys=self.cross_keys[:, index, :, :width],
             cross_values=self.cross_values[:, index, :, :width],
             src_mask=src_mask[:, :width],
         )
 
-    def trim_left_padding(self) -> KvCache:
-        """Drop the leading self-attention columns that every row masks, once they are a quarter of the cache.
+    def trim_padding(self) -> KvCache:
+        """A compact copy once the columns past the longest row (the buffers' spare ones included) are a
+        quarter of the buffers: the mask-reading graph reads every column of them.
 
-        Rows reused by new requests keep their old columns, masked; without this a batch that never
-        empties would carry an ever longer masked history into every step. Waiting for a quarter
-        (at least 4 columns) makes the copy rare.
+        When the longest rows leave, the others keep the buffers they grew: without this, a batch that never
+        empties would carry that width into every step. Waiting for a quarter makes the copy rare.
         """
-        first = _first_real_column(self.self_mask)
-        if first < max(4, self.past_length // 4):
+        capacity = self.buffers[0].shape[3] if self.buffers is not None else self.past_length
+        real = _real_width(self.self_mask)
+        if capacity - real < max(_SPARE_COLUMNS + 4, capacity // 4):
             return self
         return KvCache(
-            keys=np.ascontiguousarray(self.keys[:, :, :, first:]),
-            values=np.ascontiguousarray(self.values[:, :, :, first:]),
-            self_mask=self.self_mask[:, first:],
-            cross_keys=self.cross_keys,
-            cross_values=self.cross_values,
-            src_mask=self.src_mask,
-            device=self.device,
-        )
-
-    def drop_masked_columns(self) -> KvCache:
-        """Move each row's real columns to its right end, in order, and drop the columns then masked in every
-        row, once masked columns are most of the cache.
-
-        A step that checks drafted tokens (drafts.py) writes a column for every drafted position of every
-        row and masks the ones greedy did not keep: masked columns pile up between real ones, where
-        trim_left_padding cannot reach them. Attention ignores a column's place (its position is in its
-        key), so gathering the real ones changes no result.
-        """
-        real = self.self_mask.sum(axis=1)
-        width = int(real.max()) if self.batch else 0
-        if self.past_length < 2 * width + 8:
-            return self
-        # A stable sort of the mask puts each row's masked columns first and its real ones last, in order.
-        order = np.argsort(self.self_mask, axis=1, kind="stable")[:, self.past_length - width :]
-        gather = order[None, :, None, :, None]
-        return KvCache(
-            keys=np.take_along_axis(self.keys, gather, axis=3),
-            values=np.take_along_axis(self.values, gather, axis=3),
-            self_mask=np.take_along_axis(self.self_mask, order, axis=1),
+            keys=np.ascontiguousarray(self.keys[:, :, :, :real]),
+            values=np.ascontiguousarray(self.values[:, :, :, :real]),
+            self_mask=np.ascontiguousarray(self.self_mask[:, :real]),
             cross_keys=self.cross_keys,
             cross_values=self.cross_values,
             src_mask=self.src_mask,
@@ -114,35 +91,36 @@ class KvCache:
 
     @staticmethod
     def concatenate(caches: Sequence[KvCache]) -> KvCache:
-        """Stack rows of several caches: self caches left-padded, cross caches right-padded."""
+        """Stack rows of several caches, self and cross caches right-padded."""
         caches = [c for c in caches if c.batch > 0]
         if len(caches) == 1:
             return caches[0]
         past = max(c.past_length for c in caches)
         source = max(c.src_mask.shape[1] for c in caches)
 
-        def pad(array: np.ndarray, axis: int, width: int, *, left: bool) -> np.ndarray:
+        def pad(array: np.ndarray, axis: int, width: int) -> np.ndarray:
             missing = width - array.shape[axis]
             if missing == 0:
                 return array
             spec = [(0, 0)] * array.ndim
-            spec[axis] = (missing, 0) if left else (0, missing)
+            spec[axis] = (0, missing)
             return np.pad(array, spec)
 
         return KvCache(
-            keys=np.concatenate([pad(c.keys, 3, past, left=True) for c in caches], axis=1),
-            values=np.concatenate([pad(c.values, 3, past, left=True) for c in caches], axis=1),
-            self_mask=np.concatenate([pad(c.self_mask, 1, past, left=True) for c in caches], axis=0),
-            cross_keys=np.concatenate([pad(c.cross_keys, 3, source, left=False) for c in caches], axis=1),
-            cross_values=np.concatenate([pad(c.cross_values, 3, source, left=False) for c in caches], axis=1),
-            src_mask=np.concatenate([pad(c.src_mask, 1, source, left=False) for c in caches], axis=0),
+            keys=np.concatenate([pad(c.keys, 3, past) for c in caches], axis=1),
+            values=np.concatenate([pad(c.values, 3, past) for c in caches], axis=1),
+            self_mask=np.concatenate([pad(c.self_mask, 1, past) for c in caches], axis=0),
+            cross_keys=np.concatenate([pad(c.cross_keys, 3, source) for c in caches], axis=1),
+            cross_values=np.concatenate([pad(c.cross_values, 3, source) for c in caches], axis=1),
+            src_mask=np.concatenate([pad(c.src_mask, 1, source) for c in caches], axis=0),
         )
 
 
-def _first_real_column(self_mask: np.ndarray) -> int:
+def _real_width(self_mask: np.ndarray) -> int:
+    """The columns up to the last one some row holds: the longest row's length."""
     if self_mask.shape[1] == 0 or not self_mask.any():
-        return int(self_mask.shape[1])
-    return int(self_mask.any(axis=0).argmax())
+        return 0
+    return int(np.flatnonzero(self_mask.any(axis=0)).max()) + 1
 
 
 @dataclass(frozen=True)
@@ -188,7 +166,7 @@ class DecoderStep:
     values: np.ndarray
     mask: np.ndarray  # (B, capacity)
     new_mask: np.ndarray  # (B, T)
-    past: int
+    lengths: np.ndarray  # (B,) each row's length before the call: where its new columns go
 
     @classmethod
     def prepare(
@@ -205,9 +183,10 @@ class DecoderStep:
         batch, new = tgt.shape
         keys, values, mask = _buffers_with_room(cache, new)
         new_mask = np.ones((batch, new), dtype=bool) if tgt_mask is None else tgt_mask
+        lengths = cache.positions()
         feeds = {
             "tgt": np.ascontiguousarray(tgt, dtype=np.int64),
-            "tgt_positions": cache.positions()[:, None] + np.arange(new, dtype=np.int64),
+            "tgt_positions": lengths[:, None] + np.arange(new, dtype=np.int64),
             "self_mask": np.concatenate([mask, new_mask], axis=1),  # the buffer's spare columns are False
             "src_mask": np.ascontiguousarray(cache.src_mask),
         }
@@ -217,7 +196,7 @@ class DecoderStep:
             if with_cross:
                 feeds[cross_keys] = cache.cross_keys[layer]
                 feeds[cross_values] = cache.cross_values[layer]
-        return cls(feeds, keys, values, mask, new_mask, cache.past_length)
+        return cls(feeds, keys, values, mask, new_mask, lengths)
 
     @staticmethod
     def output_names(*, attention: bool) -> list[str]:
@@ -225,34 +204,53 @@ class DecoderStep:
         return names + ["decoder_attention", "cross_attention"] if attention else names
 
     def finish(self, cache: KvCache, outputs: Sequence[np.ndarray], *, attention: bool) -> DecoderOutput:
-        """The call's outputs (in `output_names` order) as a DecoderOutput: the new keys and values written
-        into the buffers in place, which the returned cache owns from now on."""
-        past, new = self.past, self.new_mask.shape[1]
-        self.keys[:, :, :, past : past + new] = outputs[1]
-        self.values[:, :, :, past : past + new] = outputs[2]
-        self.mask[:, past : past + new] = self.new_mask
-        cache.buffers = None  # handed on: a second step from this cache must not write over the next one's
-        total = past + new
-        new_cache = KvCache(
-            self.keys[:, :, :, :total],
-            self.values[:, :, :, :total],
-            self.mask[:, :total],
-            cache.cross_keys,
-            cache.cross_values,
-            cache.src_mask,
-            device=cache.device,
-            buffers=(self.keys, self.values, self.mask),
-        )
+        """The call's outputs (in `output_names` order) as a DecoderOutput: each row's new keys and values
+        written into the buffers in place after its real columns; the returned cache owns the buffers now."""
+        new = self.new_mask.shape[1]
+        rows = np.arange(self.new_mask.shape[0])
+        for t in range(new):  # row b's token t goes to column lengths[b] + t: (B, L, H, Dh) by fancy indexing
+            self.keys[:, rows, :, self.lengths + t] = np.moveaxis(outputs[1][:, :, :, t], 1, 0)
+            self.values[:, rows, :, self.lengths + t] = np.moveaxis(outputs[2][:, :, :, t], 1, 0)
+            self.mask[rows, self.lengths + t] = self.new_mask[:, t]
+        width = self.width_after(new)
         self_attention = None
-        if attention:  # the graph's columns are the buffer's then the new ones: keep the real P + T
-            capacity = self.keys.shape[3]
-            self_attention = np.concatenate([outputs[3][..., :past], outputs[3][..., capacity:]], axis=-1)
+        if attention:  # the graph's columns are the buffer's then the new ones: the new ones moved to their rows' place
+            self_attention = self._aligned_self_attention(outputs[3], width)
+        new_cache = self.handed_on(cache, width)
         return DecoderOutput(
             logits=outputs[0],
             cache=new_cache,
             self_attention=self_attention,
             cross_attention=outputs[4] if attention else None,
         )
+
+    def width_after(self, new: int) -> int:
+        """The columns the cache spans after `new` tokens a row: up to the longest row's last."""
+        return int(self.lengths.max()) + new if self.lengths.size else new
+
+    def handed_on(self, cache: KvCache, width: int) -> KvCache:
+        """The cache after this call, `width` columns of the buffers (the new columns written already)."""
+        cache.buffers = None  # handed on: a second step from this cache must not write over the next one's
+        return KvCache(
+            self.keys[:, :, :, :width],
+            self.values[:, :, :, :width],
+            self.mask[:, :width],
+            cache.cross_keys,
+            cache.cross_values,
+            cache.src_mask,
+            device=cache.device,
+            buffers=(self.keys, self.values, self.mask),
+        )
+
+    def _aligned_self_attention(self, weights: np.ndarray, width: int) -> np.ndarray:
+        """(L, B, H, T, capacity + T) as the graph gives them -> (L, B, H, T, width) over the new cache's
+        columns: the buffer's, with each new token's weight at the column its keys were written to."""
+        capacity = self.mask.shape[1]
+        aligned = np.array(weights[..., :width])
+        rows = np.arange(self.new_mask.shape[0])
+        for t in range(self.new_mask.shape[1]):
+            aligned[:, rows, :, :, self.lengths + t] = np.moveaxis(weights[:, :, :, :, capacity + t], 1, 0)
+        return aligned
 
 
 def _buffers_with_room(cache: KvCache, new: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

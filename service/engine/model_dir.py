@@ -27,6 +27,22 @@ ENCODER_INPUTS = ("src", "src_mask")
 ENCODER_OUTPUTS = ("memory", "cross_keys", "cross_values", "encoder_attention")
 CACHE_INPUTS = ("past_keys", "past_values", "cross_keys", "cross_values")  # the decoder's, one per layer
 DECODER_OUTPUTS = ("logits", "new_keys", "new_values", "decoder_attention", "cross_attention")
+GQA_PRESENTS = ("present_keys", "present_values")  # format 3's outputs, one per layer: the past buffers, written
+
+
+def gqa_decoder_names(layers: int) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """Format 3's decoder inputs and outputs (export/gqa.py): format 2's inputs without self_mask, with each
+    row's length and the longest total; logits and each layer's present keys and values."""
+    inputs = (
+        "tgt",
+        "tgt_positions",
+        "src_mask",
+        *(f"{name}.{layer}" for name in CACHE_INPUTS for layer in range(layers)),
+        "seqlens_k",
+        "total_sequence_length",
+    )
+    outputs = ("logits", *(f"{name}.{layer}" for name in GQA_PRESENTS for layer in range(layers)))
+    return inputs, outputs
 
 
 def decoder_input_names(layers: int) -> tuple[str, ...]:
@@ -75,7 +91,7 @@ class ModelFiles:
     special_tokens: Mapping[str, int]
     max_source_tokens: int
     max_target_tokens: int
-    graphs: Mapping[str, Mapping[str, tuple[TensorSpec, ...]]]  # "encoder"/"decoder" -> inputs/outputs
+    graphs: Mapping[str, Mapping[str, tuple[TensorSpec, ...]]]  # "encoder"/"decoder"(/"decoder_gqa") -> inputs/outputs
     sha256: Mapping[str, str]
     manifest: Mapping[str, Any]
     edit_guard: EditGuard | None = None  # manifest["edit_guard"], when declared
@@ -85,6 +101,9 @@ class ModelFiles:
     source_vocabulary: SourceVocabulary | None = None  # declared with target_tokenizer
     segmentation: SegmentationSpec | None = None  # manifest["segmentation"], when declared
     case_folding: CaseFolding | None = None  # manifest["case_folding"], when declared
+    # The variant's decoder graph format 3 (export/gqa.py): each layer's self-attention one GroupQueryAttention
+    # reading each row's own length; None when the model directory has none.
+    decoder_gqa: Path | None = None
 
     @property
     def n_layers(self) -> int:
@@ -199,7 +218,9 @@ def load_model_directory(
         raise ModelLoadError(f"{where}: no variant {chosen!r} (have {sorted(variants)})")
     graph_files = variants[chosen]
     paths: dict[str, Path] = {}
-    for role in ("encoder", "decoder"):
+    for role in ("encoder", "decoder", "decoder_gqa"):
+        if role == "decoder_gqa" and role not in graph_files:
+            continue  # optional: format 3's decoder (export/gqa.py), for steps that need no attention weights
         name = _require(graph_files, role, str, f"{where} variants.{chosen}")
         if name not in files:
             raise ModelLoadError(f"{directory / name} has no sha256 in {MANIFEST}")
@@ -215,7 +236,9 @@ def load_model_directory(
         _require(special, key, int, f"{where} special_tokens")
     graphs_entry = _require(manifest, "graphs", dict, where)
     graphs: dict[str, dict[str, tuple[TensorSpec, ...]]] = {}
-    for role in ("encoder", "decoder"):
+    for role in ("encoder", "decoder", "decoder_gqa"):
+        if role == "decoder_gqa" and role not in paths:
+            continue
         entry = _require(graphs_entry, role, dict, f"{where} graphs")
         graphs[role] = {
             kind: _tensor_specs(entry.get(kind), f"{where} graphs.{role}.{kind}") for kind in ("inputs", "outputs")
@@ -228,6 +251,7 @@ def load_model_directory(
         variant_reason=choice.reason,
         encoder=paths["encoder"],
         decoder=paths["decoder"],
+        decoder_gqa=paths.get("decoder_gqa"),
         tokenizer=directory / TOKENIZER,
         target_tokenizer=target_tokenizer,
         source_vocabulary=source_vocabulary,
@@ -282,7 +306,7 @@ def expected_fixed_dims(model: ModelFiles) -> dict[str, dict[int, int]]:
     stacked = {0: layers, 2: heads, 4: head_dim}
     per_layer = {1: heads, 3: head_dim}
     return {
-        **{f"{name}.{layer}": per_layer for name in CACHE_INPUTS for layer in range(layers)},
+        **{f"{name}.{layer}": per_layer for name in (*CACHE_INPUTS, *GQA_PRESENTS) for layer in range(layers)},
         "new_keys": stacked,
         "new_values": stacked,
         "cross_keys": stacked,  # the encoder's outputs
@@ -306,6 +330,8 @@ def check_graph_signature(model: ModelFiles, role: str, kind: str, actual: Seque
         ("encoder", "outputs"): ENCODER_OUTPUTS,
         ("decoder", "inputs"): decoder_input_names(model.n_layers),
         ("decoder", "outputs"): DECODER_OUTPUTS,
+        ("decoder_gqa", "inputs"): gqa_decoder_names(model.n_layers)[0],
+        ("decoder_gqa", "outputs"): gqa_decoder_names(model.n_layers)[1],
     }[(role, kind)]
     by_name = {spec.name: spec for spec in actual}
     missing = [name for name in required if name not in by_name]

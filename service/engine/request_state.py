@@ -114,9 +114,10 @@ class RequestState:
         picks: list[int] = logits[: len(draft) + 1].argmax(axis=-1).tolist()
         kept = kept_drafts(picks, draft)
         self.drafts.record(kept)
-        # The step's columns hold the last token and the whole draft: the unkept ones are masked from now on.
-        first_new = cache.past_length - logits.shape[0]
-        cache.self_mask[self.first_row, first_new + 1 + kept :] = False
+        # The step's columns, the row's last ones, hold the last token and the whole draft: the unkept ones are
+        # masked from now on (they end the row, which stays a prefix of its columns).
+        end = int(cache.self_mask[self.first_row].sum())  # the row's last token and its draft end here
+        cache.self_mask[self.first_row, end - len(draft) + kept : end] = False
         wants_logprobs = self.request.params.token_logprobs
         events: list[TokenEvent] = []
         for position, token in enumerate([*draft[:kept], picks[kept]]):

@@ -28,7 +28,7 @@ _OPTIMIZATION = {
     "extended": ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED,
     "all": ort.GraphOptimizationLevel.ORT_ENABLE_ALL,
 }
-_ORT_DTYPES = {"tensor(int64)": "int64", "tensor(float)": "float32", "tensor(bool)": "bool"}
+_ORT_DTYPES = {"tensor(int64)": "int64", "tensor(int32)": "int32", "tensor(float)": "float32", "tensor(bool)": "bool"}
 
 
 class Runner(Protocol):
@@ -148,6 +148,14 @@ class OnnxRunner:
         self._bind = self.provider == "CUDAExecutionProvider" and runtime.io_binding
         self._bind_device = "cuda"  # where bound cross keys/values live (tests bind on "cpu")
         self._layer_inputs = [tuple(f"{name}.{layer}" for name in CACHE_INPUTS) for layer in range(model.n_layers)]
+        # Format 3 reads and writes the cache in place in host memory: the CPU provider's.
+        self._decoder_gqa = None
+        if model.decoder_gqa is not None and runtime.gqa_decoder and self.provider == "CPUExecutionProvider":
+            self._decoder_gqa = self._session(model.decoder_gqa, runtime, providers, runtime.decoder_allow_spinning)
+            gqa = self._decoder_gqa
+            for kind, args in (("inputs", gqa.get_inputs()), ("outputs", gqa.get_outputs())):
+                specs = [TensorSpec(a.name, _ORT_DTYPES.get(a.type, a.type), tuple(a.shape)) for a in args]
+                check_graph_signature(model, "decoder_gqa", kind, specs, file=model.decoder_gqa)
 
     @staticmethod
     def _session(path: Any, runtime: RuntimeSettings, providers: list[str], spinning: bool) -> ort.InferenceSession:
@@ -172,12 +180,43 @@ class OnnxRunner:
         The graph reads each layer's cache buffer (spare columns masked) and returns only the new
         columns: format 1's graph copied the whole cache three times a step
         (BENCHMARKS.md#in-place-decoder-cache-format-2). Buffers are regrown (one copy) when a step
-        outgrows them, and made anew for a cache built by filter, concatenate or trim_left_padding.
+        outgrows them, and made anew for a cache built by filter, concatenate or trim_padding. A step of one
+        token a row that needs no attention weights runs format 3 instead, when the variant has it.
         """
+        if self._decoder_gqa is not None and not attention and tgt.shape[1] == 1:
+            return self._decode_gqa(tgt, cache, tgt_mask)
         step = DecoderStep.prepare(tgt, cache, tgt_mask, self._layer_inputs, with_cross=not self._bind)
         names = step.output_names(attention=attention)
         outputs = self._decode_bound(step.feeds, cache, names) if self._bind else self._decoder.run(names, step.feeds)
         return step.finish(cache, outputs, attention=attention)
+
+    def _decode_gqa(self, tgt: np.ndarray, cache: KvCache, tgt_mask: np.ndarray | None) -> DecoderOutput:
+        """One token a row through the GroupQueryAttention graph: each layer's keys and values written into the
+        cache's buffers by the graph itself, at each row's length, and only each row's own columns read."""
+        step = DecoderStep.prepare(tgt, cache, tgt_mask, self._layer_inputs)
+        session = self._decoder_gqa
+        assert session is not None  # noqa: S101 - decode only calls this when the session exists
+        binding = session.io_binding()
+        binding.bind_output("logits", "cpu")
+        for name, array in step.feeds.items():
+            if name != "self_mask" and not name.startswith("past_"):
+                binding.bind_cpu_input(name, array)
+        binding.bind_cpu_input("seqlens_k", step.lengths.astype(np.int32))
+        binding.bind_cpu_input("total_sequence_length", np.array([int(step.lengths.max()) + 1], dtype=np.int32))
+        for layer, (past_keys, past_values, _, _) in enumerate(self._layer_inputs):
+            for past, present, buffer in (
+                (past_keys, f"present_keys.{layer}", step.keys[layer]),
+                (past_values, f"present_values.{layer}", step.values[layer]),
+            ):
+                shared = ort.OrtValue.ortvalue_from_numpy(buffer)  # the buffer's memory, not a copy
+                binding.bind_ortvalue_input(past, shared)
+                binding.bind_ortvalue_output(present, shared)
+        session.run_with_iobinding(binding)
+        logits = binding.get_outputs()[0].numpy()
+        rows = np.arange(tgt.shape[0])
+        step.mask[rows, step.lengths] = step.new_mask[:, 0]
+        cache_after = step.handed_on(cache, step.width_after(1))
+        return DecoderOutput(logits=logits, cache=cache_after, self_attention=None, cross_attention=None)
 
     def _decode_bound(self, feeds: dict[str, np.ndarray], cache: KvCache, names: list[str]) -> list[np.ndarray]:
         """CUDA: the cross keys/values stay on the device (copied there once per batch composition, kept

@@ -74,3 +74,43 @@ def test_the_io_binding_path_gives_the_same_steps(tiny_model_dir: Path, runner: 
         assert "cross_keys.0" in out.cache.device
         plain_cache, bound_cache = plain.cache, out.cache
         tokens = plain.logits[:, -1].argmax(axis=-1)[:, None].astype(np.int64)
+
+
+def test_format_3_steps_match_format_2_steps_on_the_same_caches(tiny_model_dir: Path) -> None:
+    """Rows of different lengths, a dead row, steps with attention weights (format 2 on the cache format 3
+    wrote) and two-token steps between one-token ones, past the spare columns: the same logits and caches."""
+    files = load_model_directory(tiny_model_dir)
+    assert files.decoder_gqa is not None  # the export adds it
+    gqa = OnnxRunner(files, runtime=RuntimeSettings(intra_op_threads=1))
+    plain = OnnxRunner(files, runtime=RuntimeSettings(intra_op_threads=1, gqa_decoder=False))
+    assert gqa._decoder_gqa is not None and plain._decoder_gqa is None
+    batch = EncoderBatch.from_sources([[5, 6, 7, 8, 9, 2], [10, 11, 2], [12, 2]], pad_id=0)
+    with_gqa = with_format_2 = gqa.encode(batch, attention=False).cache
+    tokens = np.array([[1], [1], [1]], dtype=np.int64)
+    for step in range(40):
+        live = np.array([[True], [step < 25], [True]])
+        attention = step % 7 == 3
+        if step % 9 == 5:  # a drafting step's shape: two tokens a row, the second of the first row masked
+            wide = np.concatenate([tokens, tokens + 1], axis=1)
+            mask = np.concatenate([live, live & np.array([[False], [True], [True]])], axis=1)
+            a = gqa.decode(wide, with_gqa, attention=attention, tgt_mask=mask)
+            b = plain.decode(wide, with_format_2, attention=attention, tgt_mask=mask)
+        else:
+            a = gqa.decode(tokens, with_gqa, attention=attention, tgt_mask=live)
+            b = plain.decode(tokens, with_format_2, attention=attention, tgt_mask=live)
+        np.testing.assert_allclose(a.logits[live[:, 0]], b.logits[live[:, 0]], atol=1e-4)
+        if attention:
+            assert a.self_attention is not None and b.self_attention is not None
+            np.testing.assert_allclose(a.self_attention, b.self_attention, atol=1e-5)
+        with_gqa, with_format_2 = a.cache, b.cache
+        np.testing.assert_array_equal(with_gqa.self_mask, with_format_2.self_mask)
+        for row, length in enumerate(with_gqa.positions()):
+            assert with_gqa.self_mask[row].tolist() == [True] * length + [False] * (with_gqa.past_length - length)
+            np.testing.assert_allclose(
+                with_gqa.keys[:, row, :, :length], with_format_2.keys[:, row, :, :length], atol=1e-5
+            )
+            np.testing.assert_allclose(
+                with_gqa.values[:, row, :, :length], with_format_2.values[:, row, :, :length], atol=1e-5
+            )
+        tokens = a.logits[:, -1].argmax(axis=-1)[:, None].astype(np.int64)
+    assert with_gqa.past_length > 16 + 6  # the buffers were regrown on the way

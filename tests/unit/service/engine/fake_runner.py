@@ -8,23 +8,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from service.engine.kv_cache import DecoderStep
 from service.engine.runner import DecoderOutput, EncoderBatch, EncoderOutput, KvCache
 
 VOCAB = 50
 EOS = 2
-
-
-def _decoder_inputs(tgt: np.ndarray, cache: KvCache, tgt_mask: np.ndarray | None) -> dict[str, np.ndarray]:
-    """The decoder inputs a real runner would build for `tgt` after `cache` (format 1's, without buffers)."""
-    batch, new = tgt.shape
-    mask = np.ones((batch, new), dtype=bool) if tgt_mask is None else tgt_mask
-    positions = cache.positions()[:, None] + np.arange(new, dtype=np.int64)[None, :]  # (B, T)
-    return {
-        "tgt": np.ascontiguousarray(tgt, dtype=np.int64),
-        "tgt_positions": positions,
-        "self_mask": np.concatenate([cache.self_mask, mask], axis=1),
-        "src_mask": cache.src_mask,
-    }
 
 
 class FakeRunner:
@@ -44,20 +32,17 @@ class FakeRunner:
         self.decode_calls.append(tgt.shape[0])
         if self.fail_on_decode is not None and len(self.decode_calls) == self.fail_on_decode:
             raise RuntimeError("injected fault")
-        feeds = _decoder_inputs(tgt, cache, tgt_mask)
+        # The feeds and cache bookkeeping of a real runner (buffers, each row's new columns after its real ones).
+        step = DecoderStep.prepare(tgt, cache, tgt_mask, [("k", "v", "ck", "cv")])
         batch, new = tgt.shape
         logits = np.zeros((batch, new, VOCAB), dtype=np.float32)
         for b in range(batch):
             source = cache.cross_keys[0, b, 0, :, 0][cache.src_mask[b]].astype(np.int64)
             for t in range(new):
-                position = int(feeds["tgt_positions"][b, t])
+                position = int(step.feeds["tgt_positions"][b, t])
                 logits[b, t, source[position] if position < len(source) else EOS] = 5.0
-        step = np.zeros((1, batch, 1, new, 1), dtype=np.float32)
-        keys = np.concatenate([cache.keys, step], axis=3)
-        next_cache = KvCache(
-            keys, keys.copy(), feeds["self_mask"], cache.cross_keys, cache.cross_values, cache.src_mask
-        )
-        return DecoderOutput(logits, next_cache, None, None)
+        columns = np.zeros((1, batch, 1, new, 1), dtype=np.float32)
+        return step.finish(cache, [logits, columns, columns], attention=False)
 
 
 class FakeTokenizer:

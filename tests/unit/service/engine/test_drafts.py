@@ -1,5 +1,5 @@
 """Drafting from the source (prompt lookup): the output stays greedy's whatever the drafts were, in fewer
-decoder calls when the output copies the source; the rejected drafts' columns are masked, then dropped."""
+decoder calls when the output copies the source; the rejected drafts' columns end their rows, masked."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from fake_runner import EOS, VOCAB, FakeRunner, FakeTokenizer
 
 from service.engine.drafts import MISSES_BEFORE_PAUSE, PAUSE_STEPS, SourceDrafts, kept_drafts
 from service.engine.executor import BatchExecutor, ModelShape, Request, SpecialIds
+from service.engine.kv_cache import DecoderStep
 from service.engine.runner import DecoderOutput, KvCache
 from service.engine.types import GenerationParams
 
@@ -21,8 +22,8 @@ class DeviatingRunner(FakeRunner):
     def decode(
         self, tgt: np.ndarray, cache: KvCache, *, attention: bool, tgt_mask: np.ndarray | None = None
     ) -> DecoderOutput:
+        positions = cache.positions()[:, None] + np.arange(tgt.shape[1])  # before the call: it consumes the cache
         out = super().decode(tgt, cache, attention=attention, tgt_mask=tgt_mask)
-        positions = cache.positions()[:, None] + np.arange(tgt.shape[1])
         logits = out.logits.copy()
         for b, t in zip(*np.nonzero(positions % 4 == 3), strict=True):
             token = int(logits[b, t].argmax())
@@ -99,17 +100,23 @@ def test_drafts_that_keep_failing_pause() -> None:
     assert drafts.propose([5], 2) == [6, 7]  # tried again after the pause
 
 
-def test_dropping_masked_columns_keeps_each_rows_real_ones_in_order() -> None:
-    rng = np.random.default_rng(0)
-    mask = rng.random((3, 40)) < 0.15
-    keys = rng.standard_normal((2, 3, 2, 40, 4)).astype(np.float32)
+def test_each_rows_new_columns_follow_its_real_ones() -> None:
+    """Rows of different lengths: a step's columns go right after each row's real ones (a dead row's, masked,
+    too), so a row's real columns stay its first ones and a rejected draft's are its last, masked."""
+    lengths = np.array([3, 0, 5])
+    mask = np.arange(6)[None, :] < lengths[:, None]
+    keys = np.where(mask[None, :, None, :, None], 1.0, 0.0).astype(np.float32) * np.ones((2, 3, 2, 6, 4), np.float32)
     cross = np.zeros((2, 3, 2, 5, 4), dtype=np.float32)
     cache = KvCache(keys, -keys, mask, cross, cross, np.ones((3, 5), dtype=bool))
-    dropped = cache.drop_masked_columns()
-    assert dropped.past_length == mask.sum(axis=1).max() < cache.past_length
-    assert (dropped.positions() == cache.positions()).all()
-    for row in range(3):
-        assert np.array_equal(dropped.keys[:, row][:, :, dropped.self_mask[row]], keys[:, row][:, :, mask[row]])
-        assert np.array_equal(dropped.values[:, row][:, :, dropped.self_mask[row]], -keys[:, row][:, :, mask[row]])
-    few_masked = KvCache(keys, keys, np.ones((3, 40), dtype=bool), cross, cross, np.ones((3, 5), dtype=bool))
-    assert few_masked.drop_masked_columns() is few_masked
+    new_mask = np.array([[1, 1, 1], [0, 0, 0], [1, 1, 0]], dtype=bool)
+    step = DecoderStep.prepare(np.ones((3, 3), dtype=np.int64), cache, new_mask, [("k", "v", "ck", "cv")] * 2)
+    assert step.feeds["tgt_positions"].tolist() == [[3, 4, 5], [0, 1, 2], [5, 6, 7]]
+    new = np.arange(1, 4, dtype=np.float32)[None, None, None, :, None] + np.zeros((2, 3, 2, 3, 4), np.float32)
+    out = step.finish(cache, [np.zeros((3, 3, VOCAB), np.float32), 10 * new, -10 * new], attention=False)
+    assert out.cache.positions().tolist() == [6, 0, 7]
+    assert out.cache.past_length == 8  # the longest row's 5 and the step's 3
+    for row, length in enumerate([6, 0, 7]):
+        assert out.cache.self_mask[row].tolist() == [True] * length + [False] * (8 - length)
+    assert out.cache.keys[0, 0, 0, :, 0].tolist() == [1, 1, 1, 10, 20, 30, 0, 0]
+    assert out.cache.keys[0, 2, 0, :, 0].tolist() == [1, 1, 1, 1, 1, 10, 20, 30]  # its third column written, masked
+    assert out.cache.values[1, 1, 1, :3, 3].tolist() == [-10, -20, -30]  # the dead row's, masked
