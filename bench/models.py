@@ -17,6 +17,7 @@ import torch
 from tokenizers import models, pre_tokenizers
 
 from bench.ct2 import convert, vocabulary_of
+from export.gqa import add_gqa_decoders
 from export.graphs import check_graph, export_graphs
 from export.model_dir import FORMAT, graph_signature, staged_directory, tool_versions, write_manifest
 from export.quantize import convert_fp16, quantize_int8
@@ -122,6 +123,7 @@ def write_model_directory(model: Transformer, tokenizer_json: Path, target: Path
             "checkpoint": None,
         }
         write_manifest(staging, manifest)
+        add_gqa_decoders(staging)
 
 
 def _ct2_dirs(model: Transformer, vocabulary: list[str], root: Path) -> dict[str, Path]:
@@ -146,6 +148,9 @@ def load_base_model(cache: Path = CACHE) -> BenchModel:
         root.mkdir(parents=True, exist_ok=True)
         word_tokenizer(BASE_CONFIG.vocab_size).save(str(root / "tokenizer.json"))
         write_model_directory(model, root / "tokenizer.json", model_dir, name="base")
+    elif "decoder_gqa" not in json.loads(manifest.read_text())["graphs"]:
+        logger.info("adding decoder format 3 to %s", model_dir)  # exported before it existed
+        add_gqa_decoders(model_dir)
     vocabulary = vocabulary_of(model_dir / "tokenizer.json", BASE_CONFIG.vocab_size)
     return BenchModel("base", model_dir, _ct2_dirs(model, vocabulary, root), vocabulary, model)
 

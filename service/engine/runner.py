@@ -156,6 +156,10 @@ class OnnxRunner:
             for kind, args in (("inputs", gqa.get_inputs()), ("outputs", gqa.get_outputs())):
                 specs = [TensorSpec(a.name, _ORT_DTYPES.get(a.type, a.type), tuple(a.shape)) for a in args]
                 check_graph_signature(model, "decoder_gqa", kind, specs, file=model.decoder_gqa)
+            logger.info(
+                "decoder format 3 (%s): steps without attention weights read each row's own cache length",
+                model.decoder_gqa.name,
+            )
 
     @staticmethod
     def _session(path: Any, runtime: RuntimeSettings, providers: list[str], spinning: bool) -> ort.InferenceSession:

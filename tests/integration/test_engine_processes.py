@@ -149,7 +149,9 @@ def test_refusals_cancels_and_logs_cross_back(
             assert refused and all(o.retry_after_s > 0 for o in refused)
             assert all(not isinstance(o, BaseException) for o in outcomes if not isinstance(o, Overloaded))
             # A cancel reaches the process that holds the request, and its on_cancel comes back.
-            doomed = engine.submit(texts[3], GenerationParams(max_new_tokens=MAX_NEW))
+            # 190 tokens (about 50 ms of the tiny model's steps): long enough for the cancel's round trip, which
+            # 24 tokens were not once steps got faster.
+            doomed = engine.submit(texts[3], GenerationParams(max_new_tokens=190))
             await doomed.admitted()
             doomed.cancel("disconnect")
             with pytest.raises(asyncio.CancelledError):

@@ -37,9 +37,12 @@ def test_manifest_fields(manifest: dict) -> None:  # type: ignore[type-arg]
     assert manifest["special_tokens"] == {"pad": 0, "bos": 1, "eos": 2, "unk": 3, "mask": 4}
     assert manifest["config"]["d_model"] == 32
     assert manifest["default_variant"] == "fp32"
-    assert manifest["variants"]["fp32"] == {
+    fp32 = dict(manifest["variants"]["fp32"])
+    assert fp32.pop("decoder_gqa_parity")["same_argmax"] == 1.0  # export/gqa.py's check (tests/unit/export/test_gqa.py)
+    assert fp32 == {
         "encoder": "encoder.onnx",
         "decoder": "decoder.onnx",
+        "decoder_gqa": "decoder.gqa.onnx",
         "device": "cpu",
         "checked": True,
     }
