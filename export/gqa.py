@@ -33,9 +33,13 @@ from export.quantize import sort_topologically
 logger = logging.getLogger(__name__)
 
 # At least this share of live rows must pick the same next token as format 2 on random states, and the
-# logits of batches without dead rows stay within this of format 2's (float rounding: measured 3e-6).
+# logits of batches without dead rows stay within this of format 2's (float rounding: measured 3e-6 in fp32).
 MIN_SAME_ARGMAX = 0.99
 MAX_LOGIT_DIFF = 1e-3
+# An int8 graph quantizes its activations per tensor on the fly: inputs that differ by float rounding (the
+# attention summed in another order) may round to another int8 step: measured 0.006 on the bench's base model.
+MAX_LOGIT_DIFF_QUANTIZED = 0.05
+QUANTIZING_OPS = {"DynamicQuantizeLinear", "MatMulInteger", "DynamicQuantizeMatMul", "QuantizeLinear"}
 
 
 class GqaSurgeryError(ValueError):
@@ -236,7 +240,9 @@ def add_gqa_decoders(directory: Path) -> dict[str, dict[str, Any]]:
             target = directory / source.name.replace("decoder", "decoder.gqa", 1)
             staging = target.with_name(f".{target.name}.tmp")
             staged.append((staging, target))  # removed again if anything below fails
-            onnx.save(gqa_decoder(onnx.load(str(source)), n_layers=n_layers, n_heads=n_heads), str(staging))
+            original = onnx.load(str(source))
+            quantized = any(node.op_type in QUANTIZING_OPS for node in original.graph.node)
+            onnx.save(gqa_decoder(original, n_layers=n_layers, n_heads=n_heads), str(staging))
             parity = check_gqa_parity(
                 source,
                 staging,
@@ -245,7 +251,8 @@ def add_gqa_decoders(directory: Path) -> dict[str, dict[str, Any]]:
                 head_dim=int(config["d_model"]) // n_heads,
                 vocab_size=int(config["vocab_size"]),
             )
-            if parity["same_argmax"] < MIN_SAME_ARGMAX or parity["max_abs_logit_diff"] > MAX_LOGIT_DIFF:
+            tolerance = MAX_LOGIT_DIFF_QUANTIZED if quantized else MAX_LOGIT_DIFF
+            if parity["same_argmax"] < MIN_SAME_ARGMAX or parity["max_abs_logit_diff"] > tolerance:
                 raise GqaSurgeryError(f"{target.name} differs from {source.name}: {parity}")
             written[variant] = {"decoder_gqa": target.name, "parity": parity}
             logger.info("%s: %s from %s, parity %s", variant, target.name, source.name, parity)
