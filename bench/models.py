@@ -148,8 +148,8 @@ def load_base_model(cache: Path = CACHE) -> BenchModel:
         root.mkdir(parents=True, exist_ok=True)
         word_tokenizer(BASE_CONFIG.vocab_size).save(str(root / "tokenizer.json"))
         write_model_directory(model, root / "tokenizer.json", model_dir, name="base")
-    elif "decoder_gqa" not in json.loads(manifest.read_text())["graphs"]:
-        logger.info("adding decoder format 3 to %s", model_dir)  # exported before it existed
+    elif "src_seqlens_k" not in json.dumps(json.loads(manifest.read_text())["graphs"].get("decoder_gqa")):
+        logger.info("adding decoder format 3 to %s", model_dir)  # exported before it existed (or its cross-attention)
         add_gqa_decoders(model_dir)
     vocabulary = vocabulary_of(model_dir / "tokenizer.json", BASE_CONFIG.vocab_size)
     return BenchModel("base", model_dir, _ct2_dirs(model, vocabulary, root), vocabulary, model)

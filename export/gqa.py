@@ -1,4 +1,4 @@
-"""Decoder graph format 3: the step graph with each layer's self-attention as one GroupQueryAttention.
+"""Decoder graph format 3: the step graph with each layer's self- and cross-attention as GroupQueryAttention.
 
 Format 2's decoder reads the whole cache buffer of every row and a mask over it: at 16 rows a step of the
 bundled model reads about 41 columns a row where the rows hold 10 on average (BENCHMARKS.md, issue 23).
@@ -8,8 +8,10 @@ columns first (service/engine/kv_cache.py), so it can run this graph for steps t
 (the node gives none) and format 2 for the others, on the same cache.
 
 The graph is made from format 2's by surgery, fp32 and int8 alike: each layer's self-attention, from the
-split of its query/key/value projection to the reshape before its output projection, becomes one node. The
-cross-attention, the feed-forward blocks and every weight are format 2's own. `python -m export.gqa DIR` adds
+split of its query/key/value projection to the reshape before its output projection, becomes one node, and so
+does its cross-attention (given the row's last source key and value as its "new" ones, written back where they
+are, so that it reads each row's own source length too). The feed-forward blocks and every weight are format
+2's own. `python -m export.gqa DIR` adds
 the graphs to an existing model directory after checking them against format 2 (`check_gqa_parity`).
 """
 
@@ -25,7 +27,7 @@ from typing import Any
 
 import numpy as np
 import onnx
-from onnx import TensorProto, helper
+from onnx import TensorProto, helper, numpy_helper
 
 from export.model_dir import graph_signature, sha256_file
 from export.quantize import sort_topologically
@@ -47,12 +49,13 @@ class GqaSurgeryError(ValueError):
 
 
 def gqa_decoder(model: onnx.ModelProto, *, n_layers: int, n_heads: int) -> onnx.ModelProto:
-    """Format 2's decoder `model` with each layer's self-attention as one GroupQueryAttention node.
+    """Format 2's decoder `model` with each layer's self- and cross-attention as GroupQueryAttention nodes.
 
-    Inputs: format 2's without `self_mask`, plus `seqlens_k` (B,) int32, each row's length before the
-    step, and `total_sequence_length` (1,) int32, the longest row's after it. Outputs: `logits` and, per layer,
-    `present_keys.{l}` / `present_values.{l}` (B, H, capacity, Dh): bound to the same buffers as the past
-    inputs, they are written in place.
+    Inputs: format 2's without the masks, plus `seqlens_k` (B,) int32, each row's length before the step,
+    `total_sequence_length` (1,) int32, the longest row's after it, `src_seqlens_k` (B,) int32, each row's
+    source length - 1, and `src_total_sequence_length` (1,) int32, the longest source's. Outputs: `logits` and,
+    per layer, `present_keys.{l}` / `present_values.{l}` (B, H, capacity, Dh) and `present_cross_keys.{l}` /
+    `present_cross_values.{l}` (B, H, S, Dh): bound to the same buffers as the inputs, written in place.
     """
     graph = model.graph
     by_output = {output: node for node in graph.node for output in node.output}
@@ -70,13 +73,20 @@ def gqa_decoder(model: onnx.ModelProto, *, n_layers: int, n_heads: int) -> onnx.
             num_heads=n_heads,
             kv_num_heads=n_heads,
         )
+    replaced.update(_cross_attention(graph, by_output, n_layers=n_layers, n_heads=n_heads))
     logits = [output for output in graph.output if output.name == "logits"]
     if not logits:
         raise GqaSurgeryError("the decoder graph has no 'logits' output")
     pasts = {value.name: value for value in graph.input}
     outputs = list(logits)
     for layer in range(n_layers):
-        for past, present in (("past_keys", "present_keys"), ("past_values", "present_values")):
+        pairs = [
+            ("past_keys", "present_keys"),
+            ("past_values", "present_values"),
+            ("cross_keys", "present_cross_keys"),
+            ("cross_values", "present_cross_values"),
+        ]
+        for past, present in pairs:
             value = onnx.ValueInfoProto()
             value.CopyFrom(pasts[f"{past}.{layer}"])  # the same buffer: (B, H, capacity, Dh)
             value.name = f"{present}.{layer}"
@@ -88,13 +98,13 @@ def gqa_decoder(model: onnx.ModelProto, *, n_layers: int, n_heads: int) -> onnx.
         helper.make_tensor_value_info("seqlens_k", TensorProto.INT32, ["batch"]),
         helper.make_tensor_value_info("total_sequence_length", TensorProto.INT32, [1]),
     ]
-    result = helper.make_graph(
-        nodes,
-        f"{graph.name}_gqa",
-        inputs,
-        outputs,
-        [initializer for initializer in graph.initializer if initializer.name in used],
-    )
+    inputs += [
+        helper.make_tensor_value_info("src_seqlens_k", TensorProto.INT32, ["batch"]),
+        helper.make_tensor_value_info("src_total_sequence_length", TensorProto.INT32, [1]),
+    ]
+    initializers = [initializer for initializer in graph.initializer if initializer.name in used]
+    initializers += _cross_constants(graph, n_heads=n_heads)
+    result = helper.make_graph(nodes, f"{graph.name}_gqa", inputs, outputs, initializers)
     sort_topologically(result)
     opsets = [opset for opset in model.opset_import if opset.domain != "com.microsoft"]
     converted = helper.make_model(
@@ -102,6 +112,75 @@ def gqa_decoder(model: onnx.ModelProto, *, n_layers: int, n_heads: int) -> onnx.
     )
     onnx.checker.check_model(converted)
     return converted
+
+
+def _head_dim(graph: onnx.GraphProto) -> int:
+    past = next(value for value in graph.input if value.name == "past_keys.0")
+    return int(past.type.tensor_type.shape.dim[3].dim_value)
+
+
+def _cross_constants(graph: onnx.GraphProto, *, n_heads: int) -> list[onnx.TensorProto]:
+    head_dim = _head_dim(graph)
+    return [
+        numpy_helper.from_array(np.array([-1, 1, 1, 1], dtype=np.int64), "gqa_cross.row_shape"),
+        numpy_helper.from_array(np.array([1, n_heads, 1, head_dim], dtype=np.int64), "gqa_cross.index_shape"),
+        numpy_helper.from_array(np.array([0, 1, n_heads * head_dim], dtype=np.int64), "gqa_cross.token_shape"),
+    ]
+
+
+def _cross_attention(
+    graph: onnx.GraphProto, by_output: dict[str, onnx.NodeProto], *, n_layers: int, n_heads: int
+) -> dict[str, onnx.NodeProto]:
+    """Each layer's cross-attention as one GroupQueryAttention over the source keys and values of each row's own
+    length: its "new" key and value are the row's last source ones (gathered at `src_seqlens_k`), which it
+    writes back where they are and attends with the others, so it reads columns 0 .. length - 1 of each row.
+    Returns the attention results' producers by name, the gathering nodes under names of their own."""
+    replaced: dict[str, onnx.NodeProto] = {}
+    row_index = [
+        helper.make_node("Cast", ["src_seqlens_k"], ["gqa_cross.last64"], to=TensorProto.INT64),
+        helper.make_node("Reshape", ["gqa_cross.last64", "gqa_cross.row_shape"], ["gqa_cross.last_row"]),
+        helper.make_node("Expand", ["gqa_cross.last_row", "gqa_cross.index_shape"], ["gqa_cross.index"]),
+    ]
+    for node in row_index:
+        replaced[node.output[0]] = node
+    for layer in range(n_layers):
+        query = _output_of_bias_add(graph, f"model.decoder_layers.{layer}.cross_attention.query.bias")
+        attended = _input_of_projection(graph, by_output, f"model.decoder_layers.{layer}.cross_attention.output.bias")
+        last: dict[str, str] = {}
+        for kind in ("keys", "values"):
+            prefix = f"gqa_cross.{kind}.{layer}"
+            for node in (
+                helper.make_node("GatherElements", [f"cross_{kind}.{layer}", "gqa_cross.index"], [prefix], axis=2),
+                helper.make_node("Transpose", [prefix], [f"{prefix}.bshd"], perm=[0, 2, 1, 3]),
+                helper.make_node("Reshape", [f"{prefix}.bshd", "gqa_cross.token_shape"], [f"{prefix}.token"]),
+            ):
+                replaced[node.output[0]] = node
+            last[kind] = f"{prefix}.token"
+        replaced[attended] = helper.make_node(
+            "GroupQueryAttention",
+            [
+                query,
+                last["keys"],
+                last["values"],
+                f"cross_keys.{layer}",
+                f"cross_values.{layer}",
+                "src_seqlens_k",
+                "src_total_sequence_length",
+            ],
+            [attended, f"present_cross_keys.{layer}", f"present_cross_values.{layer}"],
+            domain="com.microsoft",
+            name=f"cross_attention_{layer}",
+            num_heads=n_heads,
+            kv_num_heads=n_heads,
+        )
+    return replaced
+
+
+def _output_of_bias_add(graph: onnx.GraphProto, bias: str) -> str:
+    adds = [node for node in graph.node if node.op_type == "Add" and bias in node.input]
+    if len(adds) != 1:
+        raise GqaSurgeryError(f"no single Add of {bias}: not an atento decoder graph")
+    return str(adds[0].output[0])
 
 
 def _split_of_projection(graph: onnx.GraphProto, bias: str) -> onnx.NodeProto:
@@ -196,15 +275,29 @@ def check_gqa_parity(
         )[0]
         binding = candidate.io_binding()
         binding.bind_output("logits", "cpu")
-        for name, array in feeds.items():
-            binding.bind_cpu_input(name, array)
-        binding.bind_cpu_input("seqlens_k", lengths.astype(np.int32))
-        binding.bind_cpu_input("total_sequence_length", np.array([int(lengths.max()) + 1], dtype=np.int32))
-        for layer in range(n_layers):
-            for kind, stack in (("keys", keys), ("values", values)):
-                shared = ort.OrtValue.ortvalue_from_numpy(np.ascontiguousarray(stack[layer]))
-                binding.bind_ortvalue_input(f"past_{kind}.{layer}", shared)
-                binding.bind_ortvalue_output(f"present_{kind}.{layer}", shared)
+        wanted = {value.name for value in candidate.get_inputs()}
+        extra = {
+            "seqlens_k": lengths.astype(np.int32),
+            "total_sequence_length": np.array([int(lengths.max()) + 1], dtype=np.int32),
+            "src_seqlens_k": (src_lengths - 1).astype(np.int32),
+            "src_total_sequence_length": np.array([int(src_lengths.max())], dtype=np.int32),
+        }
+        for name, array in {**feeds, **extra}.items():
+            if name in wanted and not name.startswith("cross_"):
+                binding.bind_cpu_input(name, array)
+        buffers = {
+            f"past_{kind}.{layer}": stack[layer]
+            for kind, stack in (("keys", keys), ("values", values))
+            for layer in range(n_layers)
+        }
+        buffers.update({name: array for name, array in feeds.items() if name.startswith("cross_")})
+        presents = {value.name for value in candidate.get_outputs()}
+        for name, array in buffers.items():
+            shared = ort.OrtValue.ortvalue_from_numpy(np.array(array))  # a copy: format 3 writes into it
+            binding.bind_ortvalue_input(name, shared)
+            present = "present_" + name.removeprefix("past_")
+            if present in presents:
+                binding.bind_ortvalue_output(present, shared)
         candidate.run_with_iobinding(binding)
         got = binding.get_outputs()[0].numpy()
         same[all_live] += int((expected[live, -1].argmax(-1) == got[live, -1].argmax(-1)).sum())

@@ -110,6 +110,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         default="f32",
         help="f32, or bf16 (openvino on a CPU with bf16): ATENTO_RUNTIME__INFERENCE_PRECISION (default: %(default)s)",
     )
+    parser.add_argument(
+        "--format2-only",
+        action="store_true",
+        help="every step on decoder format 2, as ATENTO_RUNTIME__GQA_DECODER=false (default: format 3 where it runs)",
+    )
     parser.add_argument("--errors", type=int, default=3, help="wrong outputs to show per category (default: 3)")
     parser.add_argument(
         "--update-manifest",
@@ -120,7 +125,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     model_dir = Path(args.model_dir)
     cases = read_cases(Path(args.data))
     try:
-        runtime = RuntimeSettings(backend=args.backend, inference_precision=args.inference_precision)
+        runtime = RuntimeSettings(
+            backend=args.backend, inference_precision=args.inference_precision, gqa_decoder=not args.format2_only
+        )
     except ValueError as error:  # pydantic's ValidationError: bf16 asked of onnxruntime
         parser.error(str(error))
     started = time.perf_counter()
@@ -135,6 +142,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "variant": args.variant,
         "backend": runtime.backend,
         "inference_precision": runtime.inference_precision,
+        "gqa_decoder": runtime.gqa_decoder,
         "decoding": "greedy",
         "exact_match_guard_off": exact_match(cases, raw),
         "exact_match_guard_on": exact_match(cases, guarded),

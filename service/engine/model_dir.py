@@ -27,19 +27,22 @@ ENCODER_INPUTS = ("src", "src_mask")
 ENCODER_OUTPUTS = ("memory", "cross_keys", "cross_values", "encoder_attention")
 CACHE_INPUTS = ("past_keys", "past_values", "cross_keys", "cross_values")  # the decoder's, one per layer
 DECODER_OUTPUTS = ("logits", "new_keys", "new_values", "decoder_attention", "cross_attention")
-GQA_PRESENTS = ("present_keys", "present_values")  # format 3's outputs, one per layer: the past buffers, written
+# format 3's outputs, one per layer: the past and cross buffers, written in place
+GQA_PRESENTS = ("present_keys", "present_values", "present_cross_keys", "present_cross_values")
 
 
 def gqa_decoder_names(layers: int) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """Format 3's decoder inputs and outputs (export/gqa.py): format 2's inputs without self_mask, with each
-    row's length and the longest total; logits and each layer's present keys and values."""
+    """Format 3's decoder inputs and outputs (export/gqa.py): format 2's inputs without the masks, with each
+    row's length and the longest total, of the cache and of the source; logits and each layer's present
+    buffers (the cache's and the source's keys and values)."""
     inputs = (
         "tgt",
         "tgt_positions",
-        "src_mask",
         *(f"{name}.{layer}" for name in CACHE_INPUTS for layer in range(layers)),
         "seqlens_k",
         "total_sequence_length",
+        "src_seqlens_k",
+        "src_total_sequence_length",
     )
     outputs = ("logits", *(f"{name}.{layer}" for name in GQA_PRESENTS for layer in range(layers)))
     return inputs, outputs

@@ -157,7 +157,7 @@ class OnnxRunner:
                 specs = [TensorSpec(a.name, _ORT_DTYPES.get(a.type, a.type), tuple(a.shape)) for a in args]
                 check_graph_signature(model, "decoder_gqa", kind, specs, file=model.decoder_gqa)
             logger.info(
-                "decoder format 3 (%s): steps without attention weights read each row's own cache length",
+                "decoder format 3 (%s): steps without attention weights read each row's own cache and source length",
                 model.decoder_gqa.name,
             )
 
@@ -195,26 +195,33 @@ class OnnxRunner:
         return step.finish(cache, outputs, attention=attention)
 
     def _decode_gqa(self, tgt: np.ndarray, cache: KvCache, tgt_mask: np.ndarray | None) -> DecoderOutput:
-        """One token a row through the GroupQueryAttention graph: each layer's keys and values written into the
-        cache's buffers by the graph itself, at each row's length, and only each row's own columns read."""
+        """One token a row through decoder format 3: its attention reads each row's own length of the cache and
+        of the source, and writes the new keys and values into the cache's buffers itself (each past or cross
+        buffer bound as the node's present output too), at each row's length."""
         step = DecoderStep.prepare(tgt, cache, tgt_mask, self._layer_inputs)
         session = self._decoder_gqa
         assert session is not None  # noqa: S101 - decode only calls this when the session exists
         binding = session.io_binding()
         binding.bind_output("logits", "cpu")
-        for name, array in step.feeds.items():
-            if name != "self_mask" and not name.startswith("past_"):
-                binding.bind_cpu_input(name, array)
-        binding.bind_cpu_input("seqlens_k", step.lengths.astype(np.int32))
-        binding.bind_cpu_input("total_sequence_length", np.array([int(step.lengths.max()) + 1], dtype=np.int32))
-        for layer, (past_keys, past_values, _, _) in enumerate(self._layer_inputs):
-            for past, present, buffer in (
-                (past_keys, f"present_keys.{layer}", step.keys[layer]),
-                (past_values, f"present_values.{layer}", step.values[layer]),
-            ):
-                shared = ort.OrtValue.ortvalue_from_numpy(buffer)  # the buffer's memory, not a copy
-                binding.bind_ortvalue_input(past, shared)
-                binding.bind_ortvalue_output(present, shared)
+        sources = cache.src_mask.sum(axis=1)
+        lengths = {
+            "seqlens_k": step.lengths.astype(np.int32),
+            "total_sequence_length": np.array([int(step.lengths.max()) + 1], dtype=np.int32),
+            "src_seqlens_k": (sources - 1).astype(np.int32),  # the row's last source key, written back in place
+            "src_total_sequence_length": np.array([int(sources.max())], dtype=np.int32),
+        }
+        for name in ("tgt", "tgt_positions"):
+            binding.bind_cpu_input(name, step.feeds[name])
+        for name, array in lengths.items():
+            binding.bind_cpu_input(name, array)
+        for layer, names in enumerate(self._layer_inputs):
+            buffers = (step.keys[layer], step.values[layer], cache.cross_keys[layer], cache.cross_values[layer])
+            for name, buffer in zip(names, buffers, strict=True):
+                # The buffer's own memory (a copy only for a non-contiguous cross slice: its write is the same
+                # values) as the past input and the present output.
+                shared = ort.OrtValue.ortvalue_from_numpy(np.ascontiguousarray(buffer))
+                binding.bind_ortvalue_input(name, shared)
+                binding.bind_ortvalue_output(f"present_{name.removeprefix('past_')}", shared)
         session.run_with_iobinding(binding)
         logits = binding.get_outputs()[0].numpy()
         rows = np.arange(tgt.shape[0])

@@ -150,8 +150,8 @@ class RuntimeSettings(BaseModel):
     io_binding: bool = Field(
         True, description="CUDA only: keep the cross-attention keys and values on the GPU between steps."
     )
-    # Format 3's decoder reads each row's own cache length where format 2 reads the widest row's and a mask:
-    # 0.63-0.73x the time of a bundled model's step at 16 rows (BENCHMARKS.md, issue 23: GroupQueryAttention).
+    # Format 3's decoder reads each row's own cache and source length where format 2 reads the widest row's and
+    # a mask (BENCHMARKS.md, issue 23: decoder format 3).
     # It gives no attention weights: steps of requests that ask for them run format 2, on the same cache.
     gqa_decoder: bool = Field(
         True,
