@@ -63,8 +63,10 @@ class KvCache:
             keys=self.keys[:, index, :, :real],
             values=self.values[:, index, :, :real],
             self_mask=self_mask[:, :real],
-            cross_keys=self.cross_keys[:, index, :, :width],
-            cross_values=self.cross_values[:, index, :, :width],
+            # Contiguous once here: decoder format 3 binds each layer's slice in place every step (a strided one
+            # would be copied every step instead).
+            cross_keys=np.ascontiguousarray(self.cross_keys[:, index, :, :width]),
+            cross_values=np.ascontiguousarray(self.cross_values[:, index, :, :width]),
             src_mask=src_mask[:, :width],
         )
 
