@@ -237,6 +237,7 @@ class Engine:
             languages=None if loaded.languages is None else dataclasses.asdict(loaded.languages),
             special_labels=loaded.special_labels,
             output_labels=loaded.output_labels,
+            decoder_graphs=dict(getattr(loaded.runner, "decoder_graphs", {})),
         )
 
     def stats(self) -> EngineStats:

@@ -102,6 +102,7 @@ class OpenVinoRunner:
         self.precision = runtime.inference_precision
         # What /info and atento_model_info report as the execution provider.
         self.provider = f"OpenVINO CPU {self.precision}"
+        self.decoder_graphs: dict[str, str | None] = {"format_3": None, "format_2": model.decoder.name}
         self._encoder_request = self._encoder.create_infer_request()
         self._decoder_request = self._decoder.create_infer_request()
         self._layer_inputs = [tuple(f"{name}.{layer}" for name in CACHE_INPUTS) for layer in range(model.n_layers)]

@@ -161,6 +161,12 @@ class OnnxRunner:
                 model.decoder_gqa.name,
             )
 
+    @property
+    def decoder_graphs(self) -> dict[str, str | None]:
+        """The decoder graphs this runner runs: format 3's for steps without attention weights (None: not used)."""
+        gqa = self.model.decoder_gqa.name if self._decoder_gqa is not None and self.model.decoder_gqa else None
+        return {"format_3": gqa, "format_2": self.model.decoder.name}
+
     @staticmethod
     def _session(path: Any, runtime: RuntimeSettings, providers: list[str], spinning: bool) -> ort.InferenceSession:
         try:

@@ -162,3 +162,6 @@ class ModelInfo:
     # The output side's labels when the decoder has a vocabulary of its own (a target tokenizer: one id is a
     # different entry on each side); None: special_labels label outputs too.
     output_labels: Mapping[int, str] | None = None
+    # The decoder graphs the engine runs (runner.py): {"format_3": file or None, "format_2": file}; {} for a
+    # runner of the embedding program's own.
+    decoder_graphs: Mapping[str, str | None] = field(default_factory=dict)

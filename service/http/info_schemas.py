@@ -42,6 +42,11 @@ class InfoResponse(BaseModel):
     files: dict[str, str] = Field(description="sha256 of every model file.")
     variant: str
     execution_provider: str
+    decoder_graphs: dict[str, str | None] = Field(
+        default_factory=dict,
+        description="The decoder graph files the engine runs: format_3 (each row's own cache and source length; "
+        "steps of one token a row without attention weights) or null when it does not, and format_2 (the others).",
+    )
     limits: Limits
     languages: Languages | None = Field(
         None, description="The language codes the model knows (parameters.source_language / target_language)."

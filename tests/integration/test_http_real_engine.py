@@ -72,6 +72,7 @@ def test_info_health_metrics(live_server):
     info = httpx.get(f"{url}/info").json()
     assert set(info["files"]) >= {"encoder.onnx", "decoder.onnx", "tokenizer.json"}
     assert info["architecture"]["n_heads"] == 2
+    assert info["decoder_graphs"] == {"format_3": "decoder.gqa.onnx", "format_2": "decoder.onnx"}
     name = info["model_name"]
     assert httpx.get(f"{url}/v2/models/{name}/ready").status_code == 200
     for path in ("/health", "/health/live", "/health/ready", "/v2/health/live", "/v2/health/ready"):

@@ -50,6 +50,7 @@ def info_body(info: ModelInfo, settings: ServiceSettings) -> dict[str, Any]:
         "files": dict(info.files),
         "variant": info.variant,
         "execution_provider": info.provider,
+        "decoder_graphs": dict(info.decoder_graphs),
         "limits": {
             "max_source_tokens": max_source,
             "max_target_tokens": max_target,
