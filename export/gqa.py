@@ -176,19 +176,23 @@ def _cross_attention(
     return replaced
 
 
-def _output_of_bias_add(graph: onnx.GraphProto, bias: str) -> str:
+def _bias_add(graph: onnx.GraphProto, bias: str) -> onnx.NodeProto:
+    """The one Add of the bias initializer `bias` (a projection's last node in atento's graphs)."""
     adds = [node for node in graph.node if node.op_type == "Add" and bias in node.input]
     if len(adds) != 1:
         raise GqaSurgeryError(f"no single Add of {bias}: not an atento decoder graph")
-    return str(adds[0].output[0])
+    add: onnx.NodeProto = adds[0]
+    return add
+
+
+def _output_of_bias_add(graph: onnx.GraphProto, bias: str) -> str:
+    return str(_bias_add(graph, bias).output[0])
 
 
 def _split_of_projection(graph: onnx.GraphProto, bias: str) -> onnx.NodeProto:
     """The Split of the query/key/value projection whose bias is `bias` into its three parts."""
-    adds = [node for node in graph.node if node.op_type == "Add" and bias in node.input]
-    if len(adds) != 1:
-        raise GqaSurgeryError(f"no single Add of {bias}: not an atento decoder graph")
-    splits = [node for node in graph.node if node.op_type == "Split" and adds[0].output[0] in node.input]
+    added = _bias_add(graph, bias).output[0]
+    splits = [node for node in graph.node if node.op_type == "Split" and added in node.input]
     if len(splits) != 1 or len(splits[0].output) != 3:
         raise GqaSurgeryError(f"the projection with {bias} is not split into query, key and value")
     split: onnx.NodeProto = splits[0]
@@ -198,10 +202,7 @@ def _split_of_projection(graph: onnx.GraphProto, bias: str) -> onnx.NodeProto:
 def _input_of_projection(graph: onnx.GraphProto, by_output: dict[str, onnx.NodeProto], bias: str) -> str:
     """The tensor the output projection with bias `bias` reads: the attention's result, (B, T, H), made by a
     Reshape (fp32: MatMul of it; int8: DynamicQuantizeLinear, MatMulInteger, Cast, Mul of it)."""
-    adds = [node for node in graph.node if node.op_type == "Add" and bias in node.input]
-    if len(adds) != 1:
-        raise GqaSurgeryError(f"no single Add of {bias}: not an atento decoder graph")
-    name = next(value for value in adds[0].input if value != bias)
+    name = next(value for value in _bias_add(graph, bias).input if value != bias)
     for _ in range(6):  # the projection's few nodes, then the attention's Reshape
         node = by_output.get(name)
         if node is None:
