@@ -17,7 +17,7 @@ import torch
 from tokenizers import models, pre_tokenizers
 
 from bench.ct2 import convert, vocabulary_of
-from export.gqa import add_gqa_decoders
+from export.gqa import add_gqa_decoders, made_by_this_surgery
 from export.graphs import check_graph, export_graphs
 from export.model_dir import FORMAT, graph_signature, staged_directory, tool_versions, write_manifest
 from export.quantize import convert_fp16, quantize_int8
@@ -148,8 +148,8 @@ def load_base_model(cache: Path = CACHE) -> BenchModel:
         root.mkdir(parents=True, exist_ok=True)
         word_tokenizer(BASE_CONFIG.vocab_size).save(str(root / "tokenizer.json"))
         write_model_directory(model, root / "tokenizer.json", model_dir, name="base")
-    elif "src_seqlens_k" not in json.dumps(json.loads(manifest.read_text())["graphs"].get("decoder_gqa")):
-        logger.info("adding decoder format 3 to %s", model_dir)  # exported before it existed (or its cross-attention)
+    elif not _current_gqa_decoders(model_dir):
+        logger.info("adding decoder format 3 to %s", model_dir)  # exported before it (or its latest surgery) existed
         add_gqa_decoders(model_dir)
     vocabulary = vocabulary_of(model_dir / "tokenizer.json", BASE_CONFIG.vocab_size)
     return BenchModel("base", model_dir, _ct2_dirs(model, vocabulary, root), vocabulary, model)
@@ -186,3 +186,9 @@ def ensure_fp16(model_dir: Path) -> None:
     }
     manifest.pop("files", None)
     write_manifest(model_dir, manifest)
+
+
+def _current_gqa_decoders(model_dir: Path) -> bool:
+    variants = json.loads((model_dir / "manifest.json").read_text())["variants"].values()
+    names = [files.get("decoder_gqa") for files in variants if files.get("device", "cpu") == "cpu"]
+    return all(name is not None and made_by_this_surgery(model_dir / name) for name in names)

@@ -200,6 +200,15 @@ class DecoderStep:
                 feeds[cross_values] = cache.cross_values[layer]
         return cls(feeds, keys, values, mask, new_mask, lengths)
 
+    @classmethod
+    def one_token(cls, tgt: np.ndarray, cache: KvCache) -> DecoderStep:
+        """A step of one token a row for decoder format 3, which needs the buffers and each row's length but
+        neither mask nor the per-layer feeds (its runner binds the buffers itself)."""
+        keys, values, mask = _buffers_with_room(cache, 1)
+        lengths = cache.positions()
+        feeds = {"tgt": np.ascontiguousarray(tgt, dtype=np.int64), "tgt_positions": lengths[:, None]}
+        return cls(feeds, keys, values, mask, np.ones((tgt.shape[0], 1), dtype=bool), lengths)
+
     @staticmethod
     def output_names(*, attention: bool) -> list[str]:
         names = ["logits", "new_keys", "new_values"]

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 import numpy as np
@@ -150,6 +151,8 @@ class OnnxRunner:
         self._layer_inputs = [tuple(f"{name}.{layer}" for name in CACHE_INPUTS) for layer in range(model.n_layers)]
         # Format 3 reads and writes the cache in place in host memory: the CPU provider's.
         self._decoder_gqa = None
+        self._gqa_bindings: dict[int, _GqaBinding] = {}  # by id() of the self keys buffer it binds
+        self._gqa_lock = threading.Lock()  # lanes share this runner
         if model.decoder_gqa is not None and runtime.gqa_decoder and self.provider == "CPUExecutionProvider":
             self._decoder_gqa = self._session(model.decoder_gqa, runtime, providers, runtime.decoder_allow_spinning)
             gqa = self._decoder_gqa
@@ -204,36 +207,48 @@ class OnnxRunner:
         """One token a row through decoder format 3: its attention reads each row's own length of the cache and
         of the source, and writes the new keys and values into the cache's buffers itself (each past or cross
         buffer bound as the node's present output too), at each row's length."""
-        step = DecoderStep.prepare(tgt, cache, tgt_mask, self._layer_inputs)
-        session = self._decoder_gqa
-        assert session is not None  # noqa: S101 - decode only calls this when the session exists
-        binding = session.io_binding()
-        binding.bind_output("logits", "cpu")
+        step = DecoderStep.one_token(tgt, cache)
+        if tgt_mask is not None:
+            step.new_mask[:] = tgt_mask
+        bound = self._gqa_binding(step, cache)
+        bound.tgt[:] = step.feeds["tgt"]
+        bound.positions[:] = step.feeds["tgt_positions"]
+        bound.seqlens_k[:] = step.lengths
+        bound.total_sequence_length[0] = int(step.lengths.max()) + 1
+        # Read every step: a joiner written over a dead row changes the source mask in place.
         sources = cache.src_mask.sum(axis=1)
-        lengths = {
-            "seqlens_k": step.lengths.astype(np.int32),
-            "total_sequence_length": np.array([int(step.lengths.max()) + 1], dtype=np.int32),
-            "src_seqlens_k": (sources - 1).astype(np.int32),  # the row's last source key, written back in place
-            "src_total_sequence_length": np.array([int(sources.max())], dtype=np.int32),
-        }
-        for name in ("tgt", "tgt_positions"):
-            binding.bind_cpu_input(name, step.feeds[name])
-        for name, array in lengths.items():
-            binding.bind_cpu_input(name, array)
-        for layer, names in enumerate(self._layer_inputs):
-            buffers = (step.keys[layer], step.values[layer], cache.cross_keys[layer], cache.cross_values[layer])
-            for name, buffer in zip(names, buffers, strict=True):
-                # The buffer's own memory (a copy only for a non-contiguous cross slice: its write is the same
-                # values) as the past input and the present output.
-                shared = ort.OrtValue.ortvalue_from_numpy(np.ascontiguousarray(buffer))
-                binding.bind_ortvalue_input(name, shared)
-                binding.bind_ortvalue_output(f"present_{name.removeprefix('past_')}", shared)
-        session.run_with_iobinding(binding)
-        logits = binding.get_outputs()[0].numpy()
+        # The row's last source key, written back in place (never before the row's first: an empty source
+        # would make onnxruntime write one column before the buffer).
+        bound.src_seqlens_k[:] = np.maximum(sources - 1, 0)
+        bound.src_total_sequence_length[0] = int(sources.max())
+        logits = np.empty((tgt.shape[0], 1, self.model.vocab_size), dtype=np.float32)
+        bound.binding.bind_ortvalue_output("logits", ort.OrtValue.ortvalue_from_numpy(logits))
+        assert self._decoder_gqa is not None  # noqa: S101 - decode only calls this when the session exists
+        self._decoder_gqa.run_with_iobinding(bound.binding)
         rows = np.arange(tgt.shape[0])
         step.mask[rows, step.lengths] = step.new_mask[:, 0]
         cache_after = step.handed_on(cache, step.width_after(1))
         return DecoderOutput(logits=logits, cache=cache_after, self_attention=None, cross_attention=None)
+
+    def _gqa_binding(self, step: DecoderStep, cache: KvCache) -> _GqaBinding:
+        """The binding of the buffers `step` writes into: the last one made when the buffers are the same arrays
+        (a batch whose rows did not change), else a new one. Building it costs 4 OrtValues and 8 binds a layer,
+        about as much CPU as the bundled model's step itself at a few rows."""
+        buffers = (step.keys, step.values, cache.cross_keys, cache.cross_values)
+        with self._gqa_lock:
+            bound = self._gqa_bindings.get(id(step.keys))
+            if bound is not None and all(a is b for a, b in zip(bound.buffers, buffers, strict=True)):
+                return bound
+        assert self._decoder_gqa is not None  # noqa: S101 - only called from _decode_gqa
+        bound = _GqaBinding.make(self._decoder_gqa, buffers, self._layer_inputs, cache.batch)
+        if not all(buffer.flags.c_contiguous for buffer in buffers):
+            return bound  # bound to a copy, which a joiner written over a dead row would not reach
+        with self._gqa_lock:
+            # One entry per batch in flight (a lane each); dropping the oldest frees the buffers it holds.
+            if len(self._gqa_bindings) >= _GQA_BINDINGS_KEPT:
+                del self._gqa_bindings[next(iter(self._gqa_bindings))]
+            self._gqa_bindings[id(step.keys)] = bound
+        return bound
 
     def _decode_bound(self, feeds: dict[str, np.ndarray], cache: KvCache, names: list[str]) -> list[np.ndarray]:
         """CUDA: the cross keys/values stay on the device (copied there once per batch composition, kept
@@ -251,3 +266,67 @@ class OnnxRunner:
             binding.bind_output(name, "cpu")
         self._decoder.run_with_iobinding(binding)
         return [value.numpy() for value in binding.get_outputs()]
+
+
+_GQA_BINDINGS_KEPT = 4  # more than any lanes setting runs at once on this runner
+
+
+@dataclass
+class _GqaBinding:
+    """Decoder format 3's IOBinding for one set of cache buffers: every past/cross buffer bound as both input
+    and present output, and small arrays bound once for the per-step inputs, written in place each step."""
+
+    binding: ort.IOBinding
+    buffers: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]  # self keys, values, cross keys, values
+    tgt: np.ndarray  # (B, 1) int64
+    positions: np.ndarray  # (B, 1) int64
+    seqlens_k: np.ndarray  # (B,) int32: each row's length before the step
+    total_sequence_length: np.ndarray  # (1,) int32
+    src_seqlens_k: np.ndarray  # (B,) int32
+    src_total_sequence_length: np.ndarray  # (1,) int32
+    owned: list[ort.OrtValue]  # kept alive with the binding
+
+    @classmethod
+    def make(
+        cls,
+        session: ort.InferenceSession,
+        buffers: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],
+        layer_inputs: list[tuple[str, ...]],
+        batch: int,
+    ) -> _GqaBinding:
+        small: dict[str, np.ndarray] = {
+            "tgt": np.zeros((batch, 1), dtype=np.int64),
+            "tgt_positions": np.zeros((batch, 1), dtype=np.int64),
+            "seqlens_k": np.zeros(batch, dtype=np.int32),
+            "total_sequence_length": np.zeros(1, dtype=np.int32),
+            "src_seqlens_k": np.zeros(batch, dtype=np.int32),
+            "src_total_sequence_length": np.zeros(1, dtype=np.int32),
+        }
+        binding = session.io_binding()
+        owned: list[ort.OrtValue] = []
+        for name, array in small.items():
+            value = ort.OrtValue.ortvalue_from_numpy(array)
+            binding.bind_ortvalue_input(name, value)
+            owned.append(value)
+        keys, values, cross_keys, cross_values = buffers
+        for layer, names in enumerate(layer_inputs):
+            for name, buffer in zip(
+                names, (keys[layer], values[layer], cross_keys[layer], cross_values[layer]), strict=True
+            ):
+                # The buffer's own memory (a copy only for a non-contiguous cross slice: its write is the same
+                # values) as the past input and the present output.
+                shared = ort.OrtValue.ortvalue_from_numpy(np.ascontiguousarray(buffer))
+                binding.bind_ortvalue_input(name, shared)
+                binding.bind_ortvalue_output(f"present_{name.removeprefix('past_')}", shared)
+                owned.append(shared)
+        return cls(
+            binding,
+            buffers,
+            small["tgt"],
+            small["tgt_positions"],
+            small["seqlens_k"],
+            small["total_sequence_length"],
+            small["src_seqlens_k"],
+            small["src_total_sequence_length"],
+            owned,
+        )

@@ -114,3 +114,37 @@ def test_format_3_steps_match_format_2_steps_on_the_same_caches(tiny_model_dir: 
             )
         tokens = a.logits[:, -1].argmax(axis=-1)[:, None].astype(np.int64)
     assert with_gqa.past_length > 16 + 6  # the buffers were regrown on the way
+
+
+def test_format_3_keeps_its_binding_while_the_buffers_stay_and_reads_a_joiner_written_in_place(
+    tiny_model_dir: Path,
+) -> None:
+    """Format 3 binds a batch's buffers once and reuses the binding while they stay the same arrays; the
+    executor writes a joiner over a dead row in place (its source and its length change, the arrays do not),
+    and the next steps must read the joiner's source length, as format 2 does through its mask."""
+    files = load_model_directory(tiny_model_dir)
+    gqa = OnnxRunner(files, runtime=RuntimeSettings(intra_op_threads=1))
+    plain = OnnxRunner(files, runtime=RuntimeSettings(intra_op_threads=1, gqa_decoder=False))
+    batch = EncoderBatch.from_sources([[5, 6, 7, 8, 9, 2], [10, 11, 2]], pad_id=0)
+    with_gqa = gqa.encode(batch, attention=False).cache
+    with_format_2 = plain.encode(batch, attention=False).cache
+    joiner = gqa.encode(EncoderBatch.from_sources([[13, 14, 15, 16, 2]], pad_id=0), attention=False).cache
+    tokens = np.array([[1], [1]], dtype=np.int64)
+    bindings = set()
+    for step in range(12):
+        if step == 5:  # row 1 finished; the joiner takes its place in both caches, as _reuse_dead_rows does
+            for cache in (with_gqa, with_format_2):
+                for name in ("cross_keys", "cross_values"):
+                    getattr(cache, name)[:, 1] = 0.0
+                    getattr(cache, name)[:, 1, :, :5] = getattr(joiner, name)[:, 0]
+                cache.src_mask[1] = False
+                cache.src_mask[1, :5] = True
+                cache.self_mask[1] = False
+            tokens[1, 0] = 1
+        a = gqa.decode(tokens, with_gqa, attention=False)
+        b = plain.decode(tokens, with_format_2, attention=False)
+        np.testing.assert_allclose(a.logits, b.logits, atol=1e-4)
+        with_gqa, with_format_2 = a.cache, b.cache
+        bindings.add(id(gqa._gqa_bindings[id(with_gqa.buffers[0])]))  # type: ignore[index]
+        tokens = a.logits[:, -1].argmax(axis=-1)[:, None].astype(np.int64)
+    assert len(bindings) == 1  # 12 steps fit the first buffers' spare columns: bound once

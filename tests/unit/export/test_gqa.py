@@ -29,6 +29,7 @@ def test_the_bundled_decoders_convert_and_keep_their_outputs(decoder: str, tmp_p
     kinds = [node.op_type for node in converted.graph.node]
     assert kinds.count("GroupQueryAttention") == 2 * layers  # each layer's self- and cross-attention
     assert "Softmax" not in kinds and kinds.count("LayerNormalization") + kinds.count("SkipLayerNormalization") > 0
+    assert "GatherElements" not in kinds  # the last source keys gathered a head's slice at a time (GatherND)
     inputs, outputs = gqa_decoder_names(layers)
     assert {value.name for value in converted.graph.input} == set(inputs)
     assert {value.name for value in converted.graph.output} == set(outputs)
@@ -45,6 +46,9 @@ def test_the_bundled_decoders_convert_and_keep_their_outputs(decoder: str, tmp_p
     )
     assert parity["same_argmax"] == 1.0 and parity["max_abs_logit_diff"] < gqa.MAX_LOGIT_DIFF
     assert parity["rows"] == 30 and parity["same_argmax_with_dead_rows"] >= 0.95
+    assert gqa.made_by_this_surgery(path)
+    shipped = BUNDLED / decoder.replace("decoder", "decoder.gqa", 1)
+    assert gqa.made_by_this_surgery(shipped)  # the bundled model's own, made again when the surgery changed
 
 
 def test_a_graph_that_is_not_atentos_is_refused() -> None:
