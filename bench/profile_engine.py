@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import cProfile
+import gc
 import pstats
 import sys
 import threading
@@ -92,6 +93,32 @@ class _OnnxruntimeClock:
             self.calls[graph] = 0
 
 
+class _CollectorClock:
+    """The cyclic garbage collector's collections and their thread CPU time (gc.callbacks), while installed."""
+
+    def __init__(self) -> None:
+        self.collections = 0
+        self.cpu = 0.0
+        self._started = 0.0
+
+    def __call__(self, phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            self._started = time.thread_time()
+        else:
+            self.collections += 1
+            self.cpu += time.thread_time() - self._started
+
+
+def _collect_as_the_service_does() -> str:
+    """The collector's schedule of `python -m service` (service.engine.collector), where the tree has one."""
+    try:
+        from service.engine.collector import collect_less_often
+    except ImportError:
+        return "CPython's (this tree has no service.engine.collector)"
+    collect_less_often()
+    return "the service's"
+
+
 def _thread_clocks() -> dict[str, int]:
     """The CPU clock of each engine worker thread and of the event loop's (the main) thread."""
     workers = [t for t in threading.enumerate() if t.name.startswith("atento-engine")]
@@ -113,8 +140,10 @@ async def _drive(model_dir: Path, args: argparse.Namespace) -> None:
         chosen["lanes"] = args.lanes
     if args.format2_only:
         chosen["runtime"] = {"gqa_decoder": False}
+    schedule = "CPython's" if args.cpython_gc else _collect_as_the_service_does()
     engine = make_engine(model_dir, max_batch_size=clients, threads=args.threads, **chosen)
     await engine.start()
+    collector_clock = _CollectorClock()
     try:
         params = generate_request(GenerationParams, token_logprobs=args.token_logprobs)
         await closed_loop(engine, bundled_texts(2 * clients), params, concurrency=clients)  # warm-up
@@ -125,8 +154,12 @@ async def _drive(model_dir: Path, args: argparse.Namespace) -> None:
             return {name: time.clock_gettime(clock) for name, clock in clocks.items()}
 
         onnxruntime_clock.reset()
+        gc.callbacks.append(collector_clock)
         cpu, wall, threads_before = time.process_time(), time.perf_counter(), thread_cpu()
-        run = await closed_loop(engine, bundled_texts(requests), params, concurrency=clients)
+        try:
+            run = await closed_loop(engine, bundled_texts(requests), params, concurrency=clients)
+        finally:
+            gc.callbacks.remove(collector_clock)
         cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
         busy = {name: spent - threads_before[name] for name, spent in thread_cpu().items()}
         worker_cpu = sum(busy[name] for name in workers)
@@ -149,6 +182,10 @@ async def _drive(model_dir: Path, args: argparse.Namespace) -> None:
                 f"{onnxruntime_clock.cpu[graph] * per_request:.3f} ms of CPU a request, "
                 f"{onnxruntime_clock.wall[graph] * per_request:.3f} ms of wall time inside run"
             )
+        print(
+            f"garbage collection ({schedule} schedule, young generation every {gc.get_threshold()[0]}): "
+            f"{collector_clock.collections} collections, {collector_clock.cpu * per_request:.3f} ms of CPU a request"
+        )
         # A worker busy for less than the whole wall time waited: for work, or (inside and around run) for the GIL.
         shares = ", ".join(f"{name} {spent / wall:.2f}" for name, spent in busy.items())
         print(f"CPU time / wall time per thread: {shares}; process {cpu / wall:.2f} cores")
@@ -173,6 +210,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument(
         "--token-logprobs", action="store_true", help="requests ask for log-probabilities (default: as /generate, none)"
+    )
+    parser.add_argument(
+        "--cpython-gc",
+        action="store_true",
+        help="keep CPython's garbage collection schedule (default: python -m service's, service.engine.collector)",
     )
     parser.add_argument(
         "--split-only", action="store_true", help="no cProfile (it inflates Python): the CPU split per request only"

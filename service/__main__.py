@@ -20,6 +20,7 @@ import uvicorn
 from fastapi import FastAPI
 from pydantic_settings import CliSettingsSource
 
+from service.engine.collector import collect_less_often
 from service.http.app import begin_drain, create_app, cut_off
 from service.http.connections import bounded_h11
 from service.http.logs import configure_logging
@@ -135,6 +136,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     configure_logging(
         log_format=settings.log_format, log_level=settings.log_level, secrets=settings.resolved_api_keys()
     )
+    collect_less_often()
     app = create_app(settings)
     server = DrainingServer(uvicorn_config(app, settings), app)
     app.state.on_fatal = server.fail

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from service.engine.client import LONG_INPUT_CHARS, GenerationHandle
+from service.engine.collector import collect_less_often
 from service.engine.engine import Engine
 from service.engine.replica_wire import Outbox, packed_error, packed_result, read_frame
 from service.engine.settings import BatchingSettings, RuntimeSettings
@@ -98,6 +99,7 @@ def serve_replica(recipe: ReplicaRecipe, connection: socket.socket, number: int)
     says stop or goes away. Signals are the serving process's to handle: it stops this one when it drains."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    collect_less_often()
     asyncio.run(_ReplicaServer(recipe, number).serve(connection))
 
 

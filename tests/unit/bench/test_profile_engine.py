@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import time
 from typing import Any
 
@@ -27,3 +28,16 @@ def test_each_graph_is_timed_apart(monkeypatch: pytest.MonkeyPatch) -> None:
     assert clock.wall["decoder"] >= 0.004 > clock.cpu["decoder"]
     clock.reset()
     assert clock.calls == {"encoder": 0, "decoder": 0} and clock.wall["encoder"] == 0.0
+
+
+def test_the_collector_clock_counts_collections_and_their_cpu() -> None:
+    from bench.profile_engine import _CollectorClock
+
+    clock = _CollectorClock()
+    gc.callbacks.append(clock)
+    try:
+        gc.collect(0)
+        gc.collect()
+    finally:
+        gc.callbacks.remove(clock)
+    assert clock.collections == 2 and clock.cpu >= 0.0
