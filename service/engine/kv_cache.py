@@ -31,6 +31,9 @@ class KvCache:
     # then views of their first P columns, and the next step writes its column in place. Handed on to
     # the cache that step returns; None for a cache built any other way (the step then makes them).
     buffers: tuple[np.ndarray, np.ndarray, np.ndarray] | None = field(default=None, repr=False)
+    # OnnxRunner's decoder format 3 IOBinding of these buffers and the cross arrays, handed on with the buffers
+    # (the runner checks that they are still the arrays it bound); None: the next format 3 step binds them.
+    binding: Any = field(default=None, repr=False)
 
     @classmethod
     def start(cls, cross_keys: np.ndarray, cross_values: np.ndarray, src_mask: np.ndarray) -> KvCache:
@@ -242,6 +245,7 @@ class DecoderStep:
     def handed_on(self, cache: KvCache, width: int) -> KvCache:
         """The cache after this call, `width` columns of the buffers (the new columns written already)."""
         cache.buffers = None  # handed on: a second step from this cache must not write over the next one's
+        cache.binding = None
         return KvCache(
             self.keys[:, :, :, :width],
             self.values[:, :, :, :width],

@@ -151,8 +151,6 @@ class OnnxRunner:
         self._layer_inputs = [tuple(f"{name}.{layer}" for name in CACHE_INPUTS) for layer in range(model.n_layers)]
         # Format 3 reads and writes the cache in place in host memory: the CPU provider's.
         self._decoder_gqa = None
-        self._gqa_bindings: dict[int, _GqaBinding] = {}  # by id() of the self keys buffer it binds
-        self._gqa_lock = threading.Lock()  # lanes share this runner
         if model.decoder_gqa is not None and runtime.gqa_decoder and self.provider == "CPUExecutionProvider":
             self._decoder_gqa = self._session(model.decoder_gqa, runtime, providers, runtime.decoder_allow_spinning)
             gqa = self._decoder_gqa
@@ -228,27 +226,21 @@ class OnnxRunner:
         rows = np.arange(tgt.shape[0])
         step.mask[rows, step.lengths] = step.new_mask[:, 0]
         cache_after = step.handed_on(cache, step.width_after(1))
+        # Kept for the next step unless it binds copies, which a joiner written over a dead row would not reach.
+        if all(buffer.flags.c_contiguous for buffer in bound.buffers):
+            cache_after.binding = bound
         return DecoderOutput(logits=logits, cache=cache_after, self_attention=None, cross_attention=None)
 
     def _gqa_binding(self, step: DecoderStep, cache: KvCache) -> _GqaBinding:
-        """The binding of the buffers `step` writes into: the last one made when the buffers are the same arrays
-        (a batch whose rows did not change), else a new one. Building it costs 4 OrtValues and 8 binds a layer,
-        about as much CPU as the bundled model's step itself at a few rows."""
+        """The binding of the buffers `step` writes into: the cache's own while they are the arrays it bound (the
+        batch's rows stayed, or a joiner was written over a dead row in place), else a new one. Building one costs
+        4 OrtValues and 8 binds a layer, as much CPU as the rest of the runner's work on a step."""
         buffers = (step.keys, step.values, cache.cross_keys, cache.cross_values)
-        with self._gqa_lock:
-            bound = self._gqa_bindings.get(id(step.keys))
-            if bound is not None and all(a is b for a, b in zip(bound.buffers, buffers, strict=True)):
-                return bound
+        bound = cache.binding
+        if isinstance(bound, _GqaBinding) and all(a is b for a, b in zip(bound.buffers, buffers, strict=True)):
+            return bound
         assert self._decoder_gqa is not None  # noqa: S101 - only called from _decode_gqa
-        bound = _GqaBinding.make(self._decoder_gqa, buffers, self._layer_inputs, cache.batch)
-        if not all(buffer.flags.c_contiguous for buffer in buffers):
-            return bound  # bound to a copy, which a joiner written over a dead row would not reach
-        with self._gqa_lock:
-            # One entry per batch in flight (a lane each); dropping the oldest frees the buffers it holds.
-            if len(self._gqa_bindings) >= _GQA_BINDINGS_KEPT:
-                del self._gqa_bindings[next(iter(self._gqa_bindings))]
-            self._gqa_bindings[id(step.keys)] = bound
-        return bound
+        return _GqaBinding.make(self._decoder_gqa, buffers, self._layer_inputs, cache.batch)
 
     def _decode_bound(self, feeds: dict[str, np.ndarray], cache: KvCache, names: list[str]) -> list[np.ndarray]:
         """CUDA: the cross keys/values stay on the device (copied there once per batch composition, kept
@@ -266,9 +258,6 @@ class OnnxRunner:
             binding.bind_output(name, "cpu")
         self._decoder.run_with_iobinding(binding)
         return [value.numpy() for value in binding.get_outputs()]
-
-
-_GQA_BINDINGS_KEPT = 4  # more than any lanes setting runs at once on this runner
 
 
 @dataclass

@@ -145,6 +145,7 @@ def test_format_3_keeps_its_binding_while_the_buffers_stay_and_reads_a_joiner_wr
         b = plain.decode(tokens, with_format_2, attention=False)
         np.testing.assert_allclose(a.logits, b.logits, atol=1e-4)
         with_gqa, with_format_2 = a.cache, b.cache
-        bindings.add(id(gqa._gqa_bindings[id(with_gqa.buffers[0])]))  # type: ignore[index]
+        assert with_gqa.binding is not None
+        bindings.add(id(with_gqa.binding))
         tokens = a.logits[:, -1].argmax(axis=-1)[:, None].astype(np.int64)
     assert len(bindings) == 1  # 12 steps fit the first buffers' spare columns: bound once
