@@ -109,16 +109,6 @@ class _CollectorClock:
             self.cpu += time.thread_time() - self._started
 
 
-def _collect_as_the_service_does() -> str:
-    """The collector's schedule of `python -m service` (service.engine.collector), where the tree has one."""
-    try:
-        from service.engine.collector import collect_less_often
-    except ImportError:
-        return "CPython's (this tree has no service.engine.collector)"
-    collect_less_often()
-    return "the service's"
-
-
 def _thread_clocks() -> dict[str, int]:
     """The CPU clock of each engine worker thread and of the event loop's (the main) thread."""
     workers = [t for t in threading.enumerate() if t.name.startswith("atento-engine")]
@@ -140,7 +130,8 @@ async def _drive(model_dir: Path, args: argparse.Namespace) -> None:
         chosen["lanes"] = args.lanes
     if args.format2_only:
         chosen["runtime"] = {"gqa_decoder": False}
-    schedule = "CPython's" if args.cpython_gc else _collect_as_the_service_does()
+    if args.cpython_gc:
+        chosen["service_gc"] = False
     engine = make_engine(model_dir, max_batch_size=clients, threads=args.threads, **chosen)
     await engine.start()
     collector_clock = _CollectorClock()
@@ -183,7 +174,7 @@ async def _drive(model_dir: Path, args: argparse.Namespace) -> None:
                 f"{onnxruntime_clock.wall[graph] * per_request:.3f} ms of wall time inside run"
             )
         print(
-            f"garbage collection ({schedule} schedule, young generation every {gc.get_threshold()[0]}): "
+            f"garbage collection (the young generation every {gc.get_threshold()[0]} allocations): "
             f"{collector_clock.collections} collections, {collector_clock.cpu * per_request:.3f} ms of CPU a request"
         )
         # A worker busy for less than the whole wall time waited: for work, or (inside and around run) for the GIL.

@@ -55,18 +55,22 @@ def make_engine(
     lanes: int = 1,
     draft_tokens: int = 0,
     processes: int = 1,
+    service_gc: bool = True,
 ) -> EngineClient:
     """An engine configured as `python -m service` runs one, except the batch limits: its sessions share
     the process's thread pool. `decoder_spinning` True or False gives each session a pool of its own,
     the decoder's spinning as said (in a process where the shared pool exists, onnxruntime refuses);
     `runtime` overrides any other RuntimeSettings field; `lanes` batches of max_batch_size / lanes rows each;
     `draft_tokens` as BatchingSettings.draft_tokens; `processes` engine processes (BatchingSettings.processes),
-    each with `threads` onnxruntime threads."""
+    each with `threads` onnxruntime threads; `service_gc` this process's garbage collection as `python -m service`
+    schedules it (collect_as_the_service_does), False: CPython's."""
     settings = RuntimeSettings(intra_op_threads=threads, shared_thread_pool=True)
     if decoder_spinning is not None:
         settings = settings.model_copy(update={"shared_thread_pool": False, "decoder_allow_spinning": decoder_spinning})
     if runtime:
         settings = RuntimeSettings.model_validate({**settings.model_dump(), **runtime})
+    if service_gc:
+        collect_as_the_service_does()
     kind: Any = Engine
     if processes != 1:  # imported only then: bench.trees runs this module against older trees too
         from service.engine.replicas import ReplicatedEngine
@@ -88,6 +92,17 @@ def make_engine(
             **({"processes": processes} if processes != 1 else {}),
         ),
     )
+
+
+def collect_as_the_service_does() -> bool:
+    """`python -m service`'s garbage collection schedule in this process (service.engine.collector; its engine
+    processes set their own), where the tree measured has one; False for an older tree: CPython's, as its service."""
+    try:
+        from service.engine.collector import collect_less_often
+    except ImportError:
+        return False
+    collect_less_often()
+    return True
 
 
 def process_cpu_s() -> float:
