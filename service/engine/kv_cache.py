@@ -61,7 +61,7 @@ class KvCache:
         self_mask = self.self_mask[index]
         src_mask = self.src_mask[index]
         real = _real_width(self_mask)
-        width = int(np.flatnonzero(src_mask.any(axis=0)).max()) + 1 if src_mask.any() else 0
+        width = _real_width(src_mask)
         return KvCache(
             keys=self.keys[:, index, :, :real],
             values=self.values[:, index, :, :real],
@@ -121,11 +121,11 @@ class KvCache:
         )
 
 
-def _real_width(self_mask: np.ndarray) -> int:
-    """The columns up to the last one some row holds: the longest row's length."""
-    if self_mask.shape[1] == 0 or not self_mask.any():
+def _real_width(mask: np.ndarray) -> int:
+    """The columns up to the last one some row holds (a self or source mask): the longest row's length."""
+    if mask.shape[1] == 0 or not mask.any():
         return 0
-    return int(np.flatnonzero(self_mask.any(axis=0)).max()) + 1
+    return int(np.flatnonzero(mask.any(axis=0)).max()) + 1
 
 
 @dataclass(frozen=True)
@@ -204,13 +204,12 @@ class DecoderStep:
         return cls(feeds, keys, values, mask, new_mask, lengths)
 
     @classmethod
-    def one_token(cls, tgt: np.ndarray, cache: KvCache) -> DecoderStep:
-        """A step of one token a row for decoder format 3, which needs the buffers and each row's length but
-        neither mask nor the per-layer feeds (its runner binds the buffers itself)."""
+    def one_token(cls, tgt: np.ndarray, cache: KvCache, tgt_mask: np.ndarray | None) -> DecoderStep:
+        """A step of one token a row for decoder format 3, which needs the buffers and each row's length (its
+        position) but no feeds: its runner binds the buffers and writes the tokens and lengths itself."""
         keys, values, mask = _buffers_with_room(cache, 1)
-        lengths = cache.positions()
-        feeds = {"tgt": np.ascontiguousarray(tgt, dtype=np.int64), "tgt_positions": lengths[:, None]}
-        return cls(feeds, keys, values, mask, np.ones((tgt.shape[0], 1), dtype=bool), lengths)
+        new_mask = np.ones((tgt.shape[0], 1), dtype=bool) if tgt_mask is None else tgt_mask
+        return cls({}, keys, values, mask, new_mask, cache.positions())
 
     @staticmethod
     def output_names(*, attention: bool) -> list[str]:

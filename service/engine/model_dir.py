@@ -104,8 +104,8 @@ class ModelFiles:
     source_vocabulary: SourceVocabulary | None = None  # declared with target_tokenizer
     segmentation: SegmentationSpec | None = None  # manifest["segmentation"], when declared
     case_folding: CaseFolding | None = None  # manifest["case_folding"], when declared
-    # The variant's decoder graph format 3 (export/gqa.py): each layer's self-attention one GroupQueryAttention
-    # reading each row's own length; None when the model directory has none.
+    # The variant's decoder graph format 3 (export/gqa.py): each layer's self- and cross-attention a
+    # GroupQueryAttention reading each row's own length; None when the model directory has none.
     decoder_gqa: Path | None = None
 
     @property
@@ -328,13 +328,14 @@ def check_graph_signature(model: ModelFiles, role: str, kind: str, actual: Seque
     Raises:
         ModelLoadError: naming `file` and the first mismatching tensor.
     """
+    gqa_inputs, gqa_outputs = gqa_decoder_names(model.n_layers)
     required = {
         ("encoder", "inputs"): ENCODER_INPUTS,
         ("encoder", "outputs"): ENCODER_OUTPUTS,
         ("decoder", "inputs"): decoder_input_names(model.n_layers),
         ("decoder", "outputs"): DECODER_OUTPUTS,
-        ("decoder_gqa", "inputs"): gqa_decoder_names(model.n_layers)[0],
-        ("decoder_gqa", "outputs"): gqa_decoder_names(model.n_layers)[1],
+        ("decoder_gqa", "inputs"): gqa_inputs,
+        ("decoder_gqa", "outputs"): gqa_outputs,
     }[(role, kind)]
     by_name = {spec.name: spec for spec in actual}
     missing = [name for name in required if name not in by_name]

@@ -205,14 +205,13 @@ class OnnxRunner:
         """One token a row through decoder format 3: its attention reads each row's own length of the cache and
         of the source, and writes the new keys and values into the cache's buffers itself (each past or cross
         buffer bound as the node's present output too), at each row's length."""
-        step = DecoderStep.one_token(tgt, cache)
-        if tgt_mask is not None:
-            step.new_mask[:] = tgt_mask
+        step = DecoderStep.one_token(tgt, cache, tgt_mask)
+        width = step.width_after(1)
         bound = self._gqa_binding(step, cache)
-        bound.tgt[:] = step.feeds["tgt"]
-        bound.positions[:] = step.feeds["tgt_positions"]
+        bound.tgt[:] = tgt
+        bound.positions[:, 0] = step.lengths  # a row's next position is its length
         bound.seqlens_k[:] = step.lengths
-        bound.total_sequence_length[0] = int(step.lengths.max()) + 1
+        bound.total_sequence_length[0] = width
         # Read every step: a joiner written over a dead row changes the source mask in place.
         sources = cache.src_mask.sum(axis=1)
         # The row's last source key, written back in place (never before the row's first: an empty source
@@ -225,7 +224,7 @@ class OnnxRunner:
         self._decoder_gqa.run_with_iobinding(bound.binding)
         rows = np.arange(tgt.shape[0])
         step.mask[rows, step.lengths] = step.new_mask[:, 0]
-        cache_after = step.handed_on(cache, step.width_after(1))
+        cache_after = step.handed_on(cache, width)
         # Kept for the next step unless it binds copies, which a joiner written over a dead row would not reach.
         if all(buffer.flags.c_contiguous for buffer in bound.buffers):
             cache_after.binding = bound
