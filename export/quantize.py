@@ -1,4 +1,5 @@
-"""Derived variants of the fp32 graphs: int8 dynamic quantization for CPU and fp16 for GPU.
+"""Derived variants of the fp32 graphs: int8 dynamic quantization for CPU and fp16 for GPU, and the int8 formats
+`python -m bench.int8_formats` measures against it (static, MatMulNBits).
 
 Imports onnx and onnxruntime's quantization/transformer tools only; nothing from this repository.
 """
@@ -6,8 +7,10 @@ Imports onnx and onnxruntime's quantization/transformer tools only; nothing from
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
+import numpy as np
 import onnx
 
 
@@ -95,3 +98,59 @@ def sort_topologically(graph: onnx.GraphProto) -> None:
         ordered.extend(ready)
     del graph.node[:]
     graph.node.extend(ordered)
+
+
+def quantize_static_int8(source: Path, target: Path, calibration: Iterable[Mapping[str, np.ndarray]]) -> None:
+    """Static quantization (QDQ): weights s8 per output channel, activations u8 with scales calibrated on
+    `calibration` (the graph's feeds, e.g. greedy decoding's) instead of measured on every call.
+
+    Only MatMuls whose B is a constant are quantized (the attention's products over the cache stay fp32), the
+    tied output projection folded first as in quantize_int8. A trial format, measured by
+    `python -m bench.int8_formats`, not a variant `python -m export` writes.
+    """
+    from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
+
+    logging.getLogger("onnxruntime.quantization").setLevel(logging.ERROR)
+    model = onnx.load(str(source))
+    fold_weight_transposes(model.graph)
+    constants = {init.name for init in model.graph.initializer}
+    weighted = [node.name for node in model.graph.node if node.op_type == "MatMul" and node.input[1] in constants]
+
+    class Feeds(CalibrationDataReader):  # type: ignore[misc]  # onnxruntime.quantization has no type hints
+        def __init__(self) -> None:
+            self._feeds = iter(calibration)
+
+        def get_next(self) -> dict[str, np.ndarray] | None:
+            feeds = next(self._feeds, None)
+            return None if feeds is None else dict(feeds)
+
+    folded = target.with_name(target.name + ".folded.onnx")
+    try:
+        onnx.save(model, str(folded))
+        quantize_static(
+            str(folded),
+            str(target),
+            Feeds(),
+            quant_format=QuantFormat.QDQ,
+            per_channel=True,
+            activation_type=QuantType.QUInt8,
+            weight_type=QuantType.QInt8,
+            nodes_to_quantize=weighted,
+            extra_options={"WeightSymmetric": True, "ActivationSymmetric": False},
+        )
+    finally:
+        folded.unlink(missing_ok=True)
+
+
+def quantize_weights_nbits(source: Path, target: Path, *, bits: int, block_size: int) -> None:
+    """MatMulNBits: weights of `bits` bits in blocks of `block_size` along the inner axis, symmetric, multiplied
+    at accuracy level 4 (activations quantized to int8 per block, integer dot products). Constant-weight MatMuls
+    only, the tied output projection folded first. A trial format for `python -m bench.int8_formats`."""
+    from onnxruntime.quantization.matmul_nbits_quantizer import MatMulNBitsQuantizer
+
+    logging.getLogger("onnxruntime.quantization").setLevel(logging.ERROR)
+    model = onnx.load(str(source))
+    fold_weight_transposes(model.graph)
+    quantizer = MatMulNBitsQuantizer(model, bits=bits, block_size=block_size, is_symmetric=True, accuracy_level=4)
+    quantizer.process()
+    quantizer.model.save_model_to_file(str(target), use_external_data_format=False)
