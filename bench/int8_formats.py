@@ -55,6 +55,7 @@ from service.engine.settings import RuntimeSettings
 logger = logging.getLogger(__name__)
 
 SHIPPED = "int8"  # the ratios' baseline: the int8 variant `python -m export` writes
+CALIBRATION_SOURCE_TOKENS = 24
 NBITS = {"nbits4_b32": (4, 32), "nbits4_b128": (4, 128), "nbits8_b128": (8, 128)}
 
 
@@ -123,10 +124,12 @@ def random_sources(rows: int, tokens: int, *, vocab_size: int, seed: int) -> lis
 
 def trial_directory(model_dir: Path, cache: Path, *, calibration_rows: int, steps: int) -> Path:
     """The model's files linked and every trial format's graphs beside them, built once (keyed by the fp32
-    decoder's sha256); returns the directory, whose manifest lists every format as a variant."""
+    decoder's sha256 and the calibration's size); returns the directory, whose manifest lists every format as a
+    variant."""
     manifest = json.loads((model_dir / "manifest.json").read_text())
     fp32 = manifest["variants"]["fp32"]
-    root = cache / f"{manifest['name']}-int8-formats-{manifest['files'][fp32['decoder']][:16]}"
+    fingerprint = f"{manifest['files'][fp32['decoder']][:16]}-calibrated-{calibration_rows}x{steps}"
+    root = cache / f"{manifest['name']}-int8-formats-{fingerprint}"
     if (root / "manifest.json").is_file():
         return root
     root.mkdir(parents=True, exist_ok=True)
@@ -157,7 +160,7 @@ def trial_directory(model_dir: Path, cache: Path, *, calibration_rows: int, step
         variants[name] = {role: written(role, name).name for role in source}
     logger.info("static int8: calibrating on %d sources", calibration_rows)
     encoder_feeds, decoder_feeds = calibration_feeds(
-        model_dir, manifest, rows=calibration_rows, source_tokens=24, steps=steps
+        model_dir, manifest, rows=calibration_rows, source_tokens=CALIBRATION_SOURCE_TOKENS, steps=steps
     )
     for role, feeds in (("encoder", encoder_feeds), ("decoder", decoder_feeds)):
         quantize_static_int8(source[role], written(role, "qdq"), feeds)
@@ -259,7 +262,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--calibration-rows", type=int, default=32)
     parser.add_argument("--cache", type=Path, default=Path("runs/bench"))
     args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    logging.basicConfig(level=logging.WARNING, format="%(message)s")
+    logger.setLevel(logging.INFO)  # this tool's progress, not every model load's
     model_dir = args.model_dir
     if model_dir is None:
         from bench.models import load_base_model
@@ -267,6 +271,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         model_dir = load_base_model(args.cache).model_dir
     directory = trial_directory(model_dir, args.cache, calibration_rows=args.calibration_rows, steps=args.steps)
     ways = [w for w in WAYS if w.backend == "onnxruntime" or runtimes.openvino_installed()]
+    if len(ways) < len(WAYS):
+        logger.info("OpenVINO is not installed (pip install 'atento[openvino]'): its way is not measured")
     runners = [runner_for(way, directory, args.threads) for way in ways]
     vocab_size = int(json.loads((directory / "manifest.json").read_text())["config"]["vocab_size"])
     timings = measure(
