@@ -20,14 +20,14 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 import onnxruntime as ort
 
 from bench.report import machine
-from service.engine.kv_cache import EncoderBatch
-from service.engine.model_dir import load_model_directory
+from service.engine.kv_cache import DecoderOutput, EncoderBatch, EncoderOutput, KvCache
+from service.engine.model_dir import ModelFiles, load_model_directory
 from service.engine.runner import OnnxRunner
 from service.engine.settings import RuntimeSettings
 
@@ -74,8 +74,18 @@ def parse_model(spec: str) -> tuple[Path, str | None]:
     return Path(directory), variant or None
 
 
+class Runner(Protocol):
+    """What these loops need of the service's runners (OnnxRunner, OpenVinoRunner)."""
+
+    model: ModelFiles
+
+    def encode(self, batch: EncoderBatch, *, attention: bool) -> EncoderOutput: ...
+
+    def decode(self, tgt: np.ndarray, cache: KvCache, *, attention: bool) -> DecoderOutput: ...
+
+
 def measure(
-    runners: Sequence[OnnxRunner], *, rows: int, source_tokens: int, steps: int, reps: int, seed: int = 0
+    runners: Sequence[Runner], *, rows: int, source_tokens: int, steps: int, reps: int, seed: int = 0
 ) -> list[Timings]:
     vocab = min(r.model.vocab_size for r in runners)
     rng = np.random.default_rng(seed)
@@ -88,21 +98,32 @@ def measure(
                 started = time.thread_time()
                 cache = runner.encode(batch, attention=False).cache
                 encoder = time.thread_time() - started
-                tokens = np.full((rows, 1), 1, dtype=np.int64)
-                chosen: list[int] = []
                 clock.spent = 0.0
                 started = time.thread_time()
-                for _ in range(steps):
-                    out = runner.decode(tokens, cache, attention=False)
-                    cache = out.cache
-                    tokens = out.logits[:, -1].argmax(axis=-1).reshape(rows, 1)
-                    chosen += tokens[:, 0].tolist()
+                chosen, _ = greedy_steps(runner, cache, steps=steps)
                 if rep:
                     timing.encoder.append(encoder)
                     timing.steps.append(time.thread_time() - started)
                     timing.runs.append(clock.spent)
-                    timing.tokens.append(chosen)
+                    timing.tokens.append(chosen.T.ravel().tolist())  # step by step, each step's rows in order
     return timings
+
+
+def greedy_steps(runner: Runner, cache: KvCache, *, steps: int) -> tuple[np.ndarray, np.ndarray]:
+    """`steps` greedy decoder steps of one token a row from the encoder's `cache` (BOS first): the tokens chosen,
+    (rows, steps), and the first step's logits, (rows, vocab)."""
+    rows = cache.batch
+    tokens = np.full((rows, 1), 1, dtype=np.int64)
+    chosen = np.empty((rows, steps), dtype=np.int64)
+    first_logits = np.empty((rows, 0), dtype=np.float32)
+    for step in range(steps):
+        out = runner.decode(tokens, cache, attention=False)
+        cache = out.cache
+        if step == 0:
+            first_logits = out.logits[:, -1]  # each step's logits are a fresh array: kept without a copy
+        tokens = out.logits[:, -1].argmax(axis=-1).reshape(rows, 1)
+        chosen[:, step] = tokens[:, 0]
+    return chosen, first_logits
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -34,20 +34,21 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 import onnx
 import onnxruntime as ort
 
 from bench import runtimes
+from bench.graphs import Runner, greedy_steps
 from bench.report import machine
 from export.gqa import gqa_decoder
 from export.model_dir import sha256_file
 from export.onnx_decoding import OnnxSeq2Seq, onnx_greedy
 from export.quantize import quantize_int8, quantize_static_int8, quantize_weights_nbits
 from model.config import ModelConfig
-from service.engine.kv_cache import DecoderOutput, EncoderBatch, EncoderOutput, KvCache
+from service.engine.kv_cache import EncoderBatch
 from service.engine.model_dir import load_model_directory
 from service.engine.runner import OnnxRunner
 from service.engine.settings import RuntimeSettings
@@ -69,21 +70,17 @@ class Way:
     gqa_decoder: bool = True  # decoder format 3 where the variant has it
 
 
+REFERENCE = Way("fp32", "fp32")  # what every way's outputs are compared with
+BASELINE = Way("int8 dynamic, per channel (shipped)", SHIPPED)  # what every way's speed is compared with
 WAYS = (
-    Way("fp32", "fp32"),
-    Way("int8 dynamic, per channel (shipped)", SHIPPED),
+    REFERENCE,
+    BASELINE,
     Way("int8 dynamic, per channel, format 2", SHIPPED, gqa_decoder=False),
     Way("int8 dynamic, per tensor", "int8_tensor"),
     Way("int8 static (QDQ), format 2", "qdq", gqa_decoder=False),
     Way("int8 static (QDQ) on OpenVINO", "qdq", backend="openvino"),
     *(Way(f"MatMulNBits {bits}-bit, block {block}", name) for name, (bits, block) in NBITS.items()),
 )
-
-
-class Runner(Protocol):
-    def encode(self, batch: EncoderBatch, *, attention: bool) -> EncoderOutput: ...
-
-    def decode(self, tgt: np.ndarray, cache: KvCache, *, attention: bool) -> DecoderOutput: ...
 
 
 class RecordingSession:
@@ -203,18 +200,12 @@ def measure(
             started = time.perf_counter()
             cache = runner.encode(batch, attention=False).cache
             encoded = time.perf_counter()
-            tokens = np.full((rows, 1), 1, dtype=np.int64)
-            chosen = []
-            for step in range(steps):
-                out = runner.decode(tokens, cache, attention=False)
-                cache = out.cache
-                if rep == 0 and step == 0:
-                    timing.first_logits = np.array(out.logits[:, -1])
-                tokens = out.logits[:, -1].argmax(axis=-1).reshape(rows, 1)
-                chosen.append(tokens[:, 0].copy())
+            chosen, first_logits = greedy_steps(runner, cache, steps=steps)
             finished = time.perf_counter()
-            timing.tokens.append(np.stack(chosen, axis=1))
-            if rep:
+            timing.tokens.append(chosen)
+            if rep == 0:
+                timing.first_logits = first_logits
+            else:
                 timing.encoder.append(encoded - started)
                 timing.total.append(finished - started)
     return timings
@@ -231,9 +222,7 @@ def rows_as_reference(timing: Timings, reference: Timings) -> float:
 
 
 def report_lines(ways: Sequence[Way], timings: Sequence[Timings], *, rows: int, steps: int) -> list[str]:
-    by_variant = {(way.variant, way.backend, way.gqa_decoder): t for way, t in zip(ways, timings, strict=True)}
-    reference = by_variant[("fp32", "onnxruntime", True)]
-    baseline = by_variant[(SHIPPED, "onnxruntime", True)]
+    reference, baseline = (timings[list(ways).index(way)] for way in (REFERENCE, BASELINE))
     lines = [
         "| format | runtime | tok/s | / shipped int8 | encoder ms | decoder step ms | rows as fp32 | first-step "
         "max logit diff |",

@@ -7,7 +7,8 @@ Imports onnx and onnxruntime's quantization/transformer tools only; nothing from
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -30,15 +31,23 @@ def quantize_int8(source: Path, target: Path, *, per_channel: bool = True, reduc
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
     logging.getLogger("onnxruntime.quantization").setLevel(logging.ERROR)
+    with _weight_transposes_folded(source, target) as (folded, _):
+        quantize_dynamic(
+            str(folded), str(target), weight_type=QuantType.QInt8, per_channel=per_channel, reduce_range=reduce_range
+        )
+
+
+@contextmanager
+def _weight_transposes_folded(source: Path, target: Path) -> Iterator[tuple[Path, onnx.ModelProto]]:
+    """`source`, or a copy of it beside `target` with its weight transposes folded (fold_weight_transposes) when
+    it has any (onnxruntime's quantizers read a file), and the folded model. The copy is removed afterwards."""
     model = onnx.load(str(source))
     folded = target.with_name(target.name + ".folded.onnx")
     try:
         if fold_weight_transposes(model.graph):
             onnx.save(model, str(folded))
             source = folded
-        quantize_dynamic(
-            str(source), str(target), weight_type=QuantType.QInt8, per_channel=per_channel, reduce_range=reduce_range
-        )
+        yield source, model
     finally:
         folded.unlink(missing_ok=True)
 
@@ -111,10 +120,6 @@ def quantize_static_int8(source: Path, target: Path, calibration: Iterable[Mappi
     from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
 
     logging.getLogger("onnxruntime.quantization").setLevel(logging.ERROR)
-    model = onnx.load(str(source))
-    fold_weight_transposes(model.graph)
-    constants = {init.name for init in model.graph.initializer}
-    weighted = [node.name for node in model.graph.node if node.op_type == "MatMul" and node.input[1] in constants]
 
     class Feeds(CalibrationDataReader):  # type: ignore[misc]  # onnxruntime.quantization has no type hints
         def __init__(self) -> None:
@@ -124,9 +129,10 @@ def quantize_static_int8(source: Path, target: Path, calibration: Iterable[Mappi
             feeds = next(self._feeds, None)
             return None if feeds is None else dict(feeds)
 
-    folded = target.with_name(target.name + ".folded.onnx")
-    try:
-        onnx.save(model, str(folded))
+    with _weight_transposes_folded(source, target) as (folded, model):
+        graph = model.graph
+        constants = {init.name for init in graph.initializer}
+        weighted = [node.name for node in graph.node if node.op_type == "MatMul" and node.input[1] in constants]
         quantize_static(
             str(folded),
             str(target),
@@ -138,8 +144,6 @@ def quantize_static_int8(source: Path, target: Path, calibration: Iterable[Mappi
             nodes_to_quantize=weighted,
             extra_options={"WeightSymmetric": True, "ActivationSymmetric": False},
         )
-    finally:
-        folded.unlink(missing_ok=True)
 
 
 def quantize_weights_nbits(source: Path, target: Path, *, bits: int, block_size: int) -> None:
